@@ -1,0 +1,61 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Layers, bottom up (see ../shared/DESIGN.md, "Layers"):
+/// ShelfModel → ShelfMarkdown → ShelfStore → ShelfImport / ShelfFS (over FuseKit over CFuse) → shelf.
+let package = Package(
+    name: "Shelf",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "shelf", targets: ["shelf"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/groue/GRDB.swift", exact: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", exact: "6.2.2"),
+        .package(url: "https://github.com/yaslab/CSV.swift", exact: "2.5.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
+    ],
+    targets: [
+        .systemLibrary(name: "CFuse", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
+        .target(name: "FuseKit", dependencies: [
+            "CFuse",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "ShelfModel"),
+        .target(name: "ShelfMarkdown", dependencies: [
+            "ShelfModel",
+            .product(name: "Yams", package: "Yams"),
+        ]),
+        .target(name: "ShelfStore", dependencies: [
+            "ShelfModel", "ShelfMarkdown",
+            .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .target(name: "ShelfImport", dependencies: [
+            "ShelfModel", "ShelfMarkdown", "ShelfStore",
+            .product(name: "CSV", package: "CSV.swift"),
+        ]),
+        .target(name: "ShelfFS", dependencies: [
+            "FuseKit", "ShelfModel", "ShelfMarkdown", "ShelfStore",
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .executableTarget(name: "shelf", dependencies: [
+            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "ShelfFS",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+
+        .testTarget(name: "ShelfMarkdownTests", dependencies: [
+            "ShelfModel", "ShelfMarkdown",
+            .product(name: "PropertyBased", package: "swift-property-based"),
+            .product(name: "Yams", package: "Yams"),
+        ]),
+        .testTarget(name: "ShelfStoreTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore"]),
+        .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfStore", "ShelfImport"]),
+        .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse"]),
+        .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseKit"]),
+        .testTarget(name: "ShelfCLITests", dependencies: ["ShelfStore", "ShelfModel"]),
+    ]
+)

@@ -1,0 +1,44 @@
+import Foundation
+
+/// The identity of a book or note. It lives in the file's frontmatter (`id:`), so an item keeps
+/// its identity across editor saves that replace the file, renames and restores from the trash.
+public struct ItemID: RawRepresentable, Hashable, Comparable, Codable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    /// A fresh random identity (a lowercase UUID).
+    public static func generate() -> ItemID { ItemID(UUID().uuidString.lowercased()) }
+
+    public var description: String { rawValue }
+    public static func < (a: ItemID, b: ItemID) -> Bool { a.rawValue < b.rawValue }
+
+    public init(from decoder: Decoder) throws {
+        rawValue = try decoder.singleValueContainer().decode(String.self)
+    }
+    public func encode(to encoder: Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(rawValue)
+    }
+}
+
+/// What an item is; decides its top-level folder and its Markdown form.
+public enum ItemKind: String, Codable, Sendable, CaseIterable {
+    case book
+    case note
+
+    /// The top-level folder that holds items of this kind in the mount and in exports.
+    public var folderName: String {
+        switch self {
+        case .book: "Books"
+        case .note: "Notes"
+        }
+    }
+
+    /// The kind whose top-level folder is `name`, if any.
+    public init?(folderName name: String) {
+        guard let kind = ItemKind.allCases.first(where: { $0.folderName == name }) else { return nil }
+        self = kind
+    }
+}

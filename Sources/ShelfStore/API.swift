@@ -1,0 +1,147 @@
+// Public surface of the store, shared with ShelfImport, ShelfFS and the CLI.
+import Foundation
+import ShelfModel
+import ShelfMarkdown
+
+/// An item as stored: the record, its file form and its bookkeeping.
+public struct ItemRecord: Hashable, Sendable {
+    public var item: Item
+    /// Increases by one with every change of the item; writes carry the version they were based on.
+    public var version: Int64
+    /// Path relative to the library root as the mount and exports show it: `Books/Dune - Frank Herbert.md`.
+    public var path: String
+    public var modified: Date
+    /// The bytes the file shows: the saved source text while it matches the record (byte-stable
+    /// saves), the draft text while an invalid save is pending, otherwise the canonical render.
+    public var content: String
+    /// Set while the file shows an invalid save that was kept as a draft.
+    public var draftDiagnostics: [Diagnostic]?
+
+    public init(item: Item, version: Int64, path: String, modified: Date, content: String,
+                draftDiagnostics: [Diagnostic]?) {
+        self.item = item
+        self.version = version
+        self.path = path
+        self.modified = modified
+        self.content = content
+        self.draftDiagnostics = draftDiagnostics
+    }
+}
+
+/// What listing and `stat` need, without the content.
+public struct ItemSummary: Hashable, Sendable {
+    public var id: ItemID
+    public var kind: ItemKind
+    public var title: String
+    public var path: String
+    public var version: Int64
+    public var modified: Date
+    /// UTF-8 byte count of `content`; `st_size` needs no render.
+    public var size: Int
+    public var favorite: Bool
+    public var hasDraft: Bool
+
+    public init(id: ItemID, kind: ItemKind, title: String, path: String, version: Int64, modified: Date,
+                size: Int, favorite: Bool, hasDraft: Bool) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.path = path
+        self.version = version
+        self.modified = modified
+        self.size = size
+        self.favorite = favorite
+        self.hasDraft = hasDraft
+    }
+}
+
+/// One entry of the change feed.
+public struct Change: Hashable, Sendable {
+    public enum Kind: String, Sendable, Codable { case added, updated, removed }
+    /// Monotonic across the library's life; another process follows the feed by sequence.
+    public var sequence: Int64
+    public var kind: Kind
+    public var id: ItemID
+    /// The item's path after the change (for `removed`: the path it had).
+    public var path: String
+    /// For a move: the path it had before; nil otherwise.
+    public var previousPath: String?
+
+    public init(sequence: Int64, kind: Kind, id: ItemID, path: String, previousPath: String?) {
+        self.sequence = sequence
+        self.kind = kind
+        self.id = id
+        self.path = path
+        self.previousPath = previousPath
+    }
+}
+
+/// An item in the trash.
+public struct TrashedItem: Hashable, Sendable {
+    public var id: ItemID
+    public var kind: ItemKind
+    public var title: String
+    /// Where it lived, and where `restore` puts it back (with a ` (2)` suffix if taken since).
+    public var originalPath: String
+    public var trashedAt: Date
+
+    public init(id: ItemID, kind: ItemKind, title: String, originalPath: String, trashedAt: Date) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.originalPath = originalPath
+        self.trashedAt = trashedAt
+    }
+}
+
+/// A full-text search result.
+public struct SearchHit: Hashable, Sendable {
+    public var id: ItemID
+    public var kind: ItemKind
+    public var title: String
+    public var path: String
+    /// A short excerpt around the match, match marked with `[` `]`.
+    public var snippet: String
+
+    public init(id: ItemID, kind: ItemKind, title: String, path: String, snippet: String) {
+        self.id = id
+        self.kind = kind
+        self.title = title
+        self.path = path
+        self.snippet = snippet
+    }
+}
+
+/// Everything the store can refuse, each with a message that says what and how to fix it.
+public enum StoreError: Error, Equatable, CustomStringConvertible {
+    /// The library folder does not exist (moved, deleted, unmounted disk).
+    case libraryMissing(path: String)
+    /// The folder exists but holds no Shelf library.
+    case notALibrary(path: String)
+    /// The folder or its database cannot be read or written.
+    case libraryUnreadable(path: String, reason: String)
+    case itemNotFound(ItemID)
+    case pathTaken(String)
+    /// A write based on `expected` met the item at `actual`.
+    case versionConflict(id: ItemID, expected: Int64, actual: Int64)
+    case invalidPath(String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .libraryMissing(let path):
+            "no library at \(path): the folder does not exist. Run `shelf init \(path)` to create one, or pass --library with the folder's new place."
+        case .notALibrary(let path):
+            "\(path) is not a Shelf library (no shelf.sqlite in it). Run `shelf init \(path)` to make it one, or pass --library with the right folder."
+        case .libraryUnreadable(let path, let reason):
+            "cannot open the library at \(path): \(reason). Check the folder's permissions and free space."
+        case .itemNotFound(let id):
+            "no item with id \(id). `shelf list` shows the ids."
+        case .pathTaken(let path):
+            "\(path) is already taken by another item; choose another name."
+        case .versionConflict(let id, let expected, let actual):
+            "item \(id) changed meanwhile (version \(actual), this write was based on \(expected)); reload and try again."
+        case .invalidPath(let path, let reason):
+            "\(path) is not a valid item path: \(reason)."
+        }
+    }
+}
