@@ -32,3 +32,33 @@ public struct ParsedItem: Hashable, Sendable {
         self.declaredID = declaredID
     }
 }
+
+// SKELETON: signatures agreed between layers; the codec helper replaces the bodies.
+
+/// Record ⇄ Markdown file bytes.
+public enum MarkdownCodec {
+    /// The canonical file text of `item` (frontmatter as Obsidian's Properties panel writes it,
+    /// then the body). Deterministic: the same record always renders the same bytes.
+    public static func render(_ item: Item) -> String {
+        "---\nid: \(item.id)\ntitle: \(item.title)\n---\n"
+    }
+
+    /// Parses a file of `kind`. `fileTitle` (the file name without `.md`) is the title of a
+    /// note whose frontmatter has none. Never crashes, never returns a half-parsed record.
+    public static func parse(_ text: String, kind: ItemKind, fileTitle: String?) -> Result<ParsedItem, ParseFailure> {
+        .failure(ParseFailure(diagnostics: [Diagnostic(line: 1, message: "codec not built yet")]))
+    }
+}
+
+/// File names from titles: NFC, no `/`, NUL or control characters, no leading dot, at most 255
+/// bytes with `.md`, stable across renders.
+public enum FileNaming {
+    /// `Dune - Frank Herbert.md` for a book, `Title.md` for a note.
+    public static func fileName(for item: Item) -> String { item.title + ".md" }
+
+    /// `name`, or the first of `name (2).md`, `name (3).md`, … for which `isTaken` is false.
+    public static func uniqued(_ name: String, isTaken: (String) -> Bool) -> String { name }
+
+    /// The title a file name stands for: `Dune.md` → `Dune`.
+    public static func title(fromFileName name: String) -> String { name }
+}
