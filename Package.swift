@@ -23,6 +23,9 @@ let package = Package(
             "CFuse",
             .product(name: "Logging", package: "swift-log"),
         ]),
+        /// Real-mount test harness shared by FuseKit's and ShelfFS's tests: temp mountpoints,
+        /// deadlines on every file operation, and unmounting that always happens.
+        .target(name: "FuseTestSupport", dependencies: ["FuseKit"], path: "Tests/Support/FuseTestSupport"),
         .target(name: "ShelfModel"),
         .target(name: "ShelfMarkdown", dependencies: [
             "ShelfModel",
@@ -54,8 +57,8 @@ let package = Package(
         ]),
         .testTarget(name: "ShelfStoreTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore"]),
         .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfStore", "ShelfImport"]),
-        .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse"]),
-        .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseKit"]),
+        .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "FuseTestSupport"]),
+        .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseKit", "FuseTestSupport"]),
         .testTarget(name: "ShelfCLITests", dependencies: ["ShelfStore", "ShelfModel"]),
     ]
 )
