@@ -49,6 +49,8 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        /// Micro-benchmarks behind scripts/bench-core (codec speed); not part of the test suite.
+        .executableTarget(name: "shelf-bench", dependencies: ["ShelfModel", "ShelfMarkdown"]),
 
         .testTarget(name: "ShelfMarkdownTests", dependencies: [
             "ShelfModel", "ShelfMarkdown",
