@@ -61,6 +61,6 @@ let package = Package(
         .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfStore", "ShelfImport"]),
         .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "FuseTestSupport"]),
         .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseKit", "FuseTestSupport"]),
-        .testTarget(name: "ShelfCLITests", dependencies: ["ShelfStore", "ShelfModel"]),
+        .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel"]),
     ]
 )
