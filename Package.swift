@@ -45,7 +45,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "shelf", dependencies: [
-            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "ShelfFS",
+            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "ShelfFS", "FuseKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -11,7 +11,8 @@ struct ShelfCommand: ParsableCommand {
             chosen by the last `shelf init` is used (remembered in $XDG_CONFIG_HOME/shelf/config.toml).
             """,
         subcommands: [
-            InitCommand.self, UnmountCommand.self, ListCommand.self, ShowCommand.self, SearchCommand.self,
+            InitCommand.self, MountCommand.self, UnmountCommand.self, ImportCommand.self,
+            ExportCommand.self, ListCommand.self, ShowCommand.self, SearchCommand.self,
             StatusCommand.self, TrashCommand.self,
         ]
     )

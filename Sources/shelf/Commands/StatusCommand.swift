@@ -44,7 +44,7 @@ struct StatusCommand: ParsableCommand {
             trashed: try store.trashedItems().count,
             drafts: drafts,
             changeSequence: try store.lastSequence(),
-            mountedAt: MountTable.mountpoints(ofLibrary: store.folder),
+            mountedAt: ShelfMounts.mountpoints(ofLibrary: store.folder),
             sync: "not linked to a cloud copy")
         if json { return try printJSON(status) }
 

@@ -11,14 +11,14 @@ struct UnmountCommand: ParsableCommand {
 
     func run() throws {
         let path = URL(fileURLWithPath: mountpoint).standardizedFileURL.path
-        guard MountTable.isShelfMount(path) else {
+        guard ShelfMounts.isShelfMount(path) else {
             throw CLIError("\(path) is not a mounted Shelf library. `shelf status` lists where the library is mounted.")
         }
         let status = try runTool("/usr/bin/fusermount3", ["-u", path])
         guard status == 0 else {
             throw CLIError("could not unmount \(path) (fusermount3 exited with \(status)); close the programs using files in it (`fuser -m \(path)`) and try again.")
         }
-        try MountTable.waitUntilUnmounted(path, timeout: .seconds(10))
+        try ShelfMounts.waitUntilUnmounted(path, timeout: .seconds(10))
         print("Unmounted \(path)")
     }
 }
