@@ -1,0 +1,164 @@
+import Foundation
+import ShelfModel
+
+/// A row that was not imported, and why.
+public struct ImportProblem: Error, Hashable, Sendable, CustomStringConvertible {
+    /// 1-based line of the file where the row (or clipping) starts.
+    public var line: Int
+    public var message: String
+
+    public init(line: Int, message: String) {
+        self.line = line
+        self.message = message
+    }
+
+    /// `line 7: date_finished: "2025/13/45" is not a date (…)`
+    public var description: String { "line \(line): \(message)" }
+}
+
+/// Turns the records of one CSV file into `ImportedBook`s, by a column map resolved against
+/// the file's header once.
+struct BookRowDecoder {
+    /// What one header column feeds.
+    private struct Column {
+        var name: String
+        var field: BookField?
+        /// Where the cell is kept when it feeds no field (or loses to another column of its field).
+        var propertyKey: String
+    }
+
+    let format: ImportFormat
+    private let header: [String]
+    private let columns: [Column]
+    /// For each field, the indices of its columns in priority order.
+    private let fieldColumns: [BookField: [Int]]
+
+    /// Resolves `userMap` over the format's defaults against `header`. Throws when `userMap`
+    /// names a column the header lacks, or when no column gives the title.
+    init(format: ImportFormat, header: [String], userMap: ColumnMap) throws {
+        let keys = header.map(ColumnMap.normalized)
+        for assignment in userMap.assignments where !keys.contains(ColumnMap.normalized(assignment.column)) {
+            throw ImportError.unknownColumn(assignment.column, available: header)
+        }
+        let map = userMap.overriding(format.defaultColumnMap(header: header))
+
+        var usedKeys = Set<String>()
+        func uniqueKey(_ key: String) -> String {
+            var candidate = ColumnMap.reservedKeys.contains(key) ? "\(format.rawValue)_\(key)" : key
+            var suffix = 2
+            while usedKeys.contains(candidate) {
+                candidate = "\(key)_\(suffix)"
+                suffix += 1
+            }
+            usedKeys.insert(candidate)
+            return candidate
+        }
+        var fieldColumns: [BookField: [(priority: Int, index: Int)]] = [:]
+        var columns: [Column] = []
+        for (index, name) in header.enumerated() {
+            let priority = map.assignments.firstIndex { ColumnMap.normalized($0.column) == keys[index] }
+            var column = Column(name: name, field: nil, propertyKey: "")
+            switch priority.map({ map.assignments[$0].target }) {
+            case .field(let field):
+                column.field = field
+                fieldColumns[field, default: []].append((priority!, index))
+                column.propertyKey = uniqueKey(CellValues.propertyKey(forColumn: name))
+            case .property(let key):
+                column.propertyKey = uniqueKey(key)
+            case nil:
+                column.propertyKey = uniqueKey(CellValues.propertyKey(forColumn: name))
+            }
+            columns.append(column)
+        }
+        guard fieldColumns[.title] != nil else {
+            throw ImportError.missingColumn(field: BookField.title.rawValue, available: header)
+        }
+        self.format = format
+        self.header = header
+        self.columns = columns
+        self.fieldColumns = fieldColumns.mapValues { $0.sorted { $0.priority < $1.priority }.map(\.index) }
+    }
+
+    /// The book `record` describes, or the problem that keeps it out.
+    func decode(_ record: CSVRecord) -> Result<ImportedBook, ImportProblem> {
+        guard record.cells.count <= header.count || record.cells[header.count...].allSatisfy(CellValues.isBlank) else {
+            return .failure(ImportProblem(line: record.line, message: "the row has \(record.cells.count) cells but the header has \(header.count); a cell holding a comma is probably missing its quotes"))
+        }
+        func cell(_ index: Int) -> String { index < record.cells.count ? record.cells[index] : "" }
+        var values = FieldValues()
+        var problems: [String] = []
+        var consumed = Set<Int>()
+        for field in BookField.allCases {
+            for index in fieldColumns[field] ?? [] where !CellValues.isBlank(cell(index)) {
+                if field != .tags, values.contains(field) { break }
+                do {
+                    if try values.set(field, from: format.fieldText(cell(index))) { consumed.insert(index) }
+                } catch {
+                    problems.append("\(columns[index].name): \((error as? CellProblem)?.message ?? "\(error)")")
+                }
+            }
+        }
+        if values.title == nil { problems.insert("the title is empty", at: 0) }
+        guard problems.isEmpty, let title = values.title else {
+            return .failure(ImportProblem(line: record.line, message: problems.joined(separator: "; ")))
+        }
+        var book = ImportedBook(
+            sourceID: values.sourceID.map { "\(format.rawValue):\($0)" } ?? DerivedSourceID.forBook(title: title, author: values.author),
+            hasOwnID: values.sourceID != nil, title: title)
+        values.fill(&book)
+        book.properties = columns.indices
+            .filter { !consumed.contains($0) && !CellValues.isBlank(cell($0)) }
+            .map { Property(key: columns[$0].propertyKey, value: CellValues.propertyValue(cell($0))) }
+        return .success(book)
+    }
+}
+
+/// The field values of one row while it is being decoded.
+private struct FieldValues {
+    var title: String?
+    var author: String?
+    var sourceID: String?
+    private var book = ImportedBook(sourceID: "", hasOwnID: false, title: "")
+    private var filled = Set<BookField>()
+
+    func contains(_ field: BookField) -> Bool { filled.contains(field) }
+
+    /// Parses `text` into `field`. Returns false when the text is kept as a property instead
+    /// (an ISBN column holding something else, such as StoryGraph's own UIDs, or a status
+    /// word Shelf does not know: shelves are user-defined); throws when it is malformed.
+    mutating func set(_ field: BookField, from text: String) throws -> Bool {
+        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        switch field {
+        case .title: title = trimmed
+        case .author: author = trimmed
+        case .sourceID: sourceID = trimmed
+        case .isbn:
+            guard let isbn = CellValues.isbn(trimmed) else { return false }
+            book.isbn = isbn
+        case .status:
+            guard let status = CellValues.status(trimmed) else { return false }
+            book.status = status
+        case .currentPage: book.currentPage = try CellValues.pageCount(trimmed)
+        case .totalPages: book.totalPages = try CellValues.pageCount(trimmed)
+        case .rating: book.rating = try CellValues.rating(trimmed)
+        case .dateAdded: book.dateAdded = try CellValues.date(trimmed, end: false)
+        case .dateFinished: book.dateFinished = try CellValues.date(trimmed, end: true)
+        case .tags: book.tags += CellValues.tags(trimmed).filter { !book.tags.contains($0) }
+        }
+        filled.insert(field)
+        return true
+    }
+
+    /// Copies every field but the title, author and source id (which `book` was made from).
+    func fill(_ target: inout ImportedBook) {
+        target.author = author
+        target.isbn = book.isbn
+        target.status = book.status
+        target.currentPage = book.currentPage
+        target.totalPages = book.totalPages
+        target.rating = book.rating
+        target.dateAdded = book.dateAdded
+        target.dateFinished = book.dateFinished
+        target.tags = book.tags
+    }
+}
