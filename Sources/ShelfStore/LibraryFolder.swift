@@ -1,0 +1,67 @@
+import Foundation
+import GRDB
+
+/// The on-disk layout of a library — `shelf.sqlite` beside `files/Books` and `files/Notes` —
+/// and the checks that turn a wrong folder into an error naming the folder and the fix.
+struct LibraryFolder {
+    let url: URL
+
+    var databaseURL: URL { url.appendingPathComponent("shelf.sqlite") }
+    var plainFilesURL: URL { url.appendingPathComponent("files", isDirectory: true) }
+
+    /// Throws `libraryMissing`, `libraryUnreadable` or `notALibrary` unless `url` is a folder
+    /// this process may use that holds a database.
+    func checkExistingLibrary() throws {
+        try checkUsableFolder(missing: .libraryMissing(path: url.path))
+        guard FileManager.default.fileExists(atPath: databaseURL.path) else {
+            throw StoreError.notALibrary(path: url.path)
+        }
+    }
+
+    /// Creates the folder (and its parents) if missing, then the plain-file folders.
+    func createLayout() throws {
+        do {
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+        } catch {
+            throw StoreError.libraryUnreadable(path: url.path, reason: "the folder cannot be created (\(error.localizedDescription))")
+        }
+        try checkUsableFolder(missing: .libraryMissing(path: url.path))
+        // The mount's plain-file area; user folders inside Books/ and Notes/ live here.
+        for kindFolder in ["Books", "Notes"] {
+            let folder = plainFilesURL.appendingPathComponent(kindFolder, isDirectory: true)
+            do {
+                try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+            } catch {
+                throw StoreError.libraryUnreadable(path: url.path, reason: "\(folder.path) cannot be created (\(error.localizedDescription))")
+            }
+        }
+    }
+
+    /// Opens the database in WAL mode with a busy timeout, so the mount, the CLI and imports
+    /// (separate processes) share it, and brings its schema up to date.
+    func openDatabase() throws -> DatabasePool {
+        var configuration = Configuration()
+        // Writers of other processes hold the lock for one transaction; imports commit 10,000
+        // rows at once, so wait generously before reporting the library busy.
+        configuration.busyMode = .timeout(30)
+        do {
+            let pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
+            try Schema.migrator.migrate(pool)
+            return pool
+        } catch let error as DatabaseError {
+            throw StoreError.libraryUnreadable(path: url.path, reason: "\(databaseURL.lastPathComponent): \(error.message ?? error.description)")
+        }
+    }
+
+    private func checkUsableFolder(missing: StoreError) throws {
+        var isFolder: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else { throw missing }
+        guard isFolder.boolValue else {
+            throw StoreError.libraryUnreadable(path: url.path, reason: "it is a file, not a folder")
+        }
+        // Listing needs r and x, SQLite's WAL and lock files need w.
+        guard access(url.path, R_OK | W_OK | X_OK) == 0 else {
+            throw StoreError.libraryUnreadable(path: url.path, reason: "no read and write permission on the folder (\(String(cString: strerror(errno))))")
+        }
+    }
+}
