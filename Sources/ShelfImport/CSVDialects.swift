@@ -49,7 +49,7 @@ extension BookField {
             .rating: ["my_rating", "stars", "score"],
             .dateAdded: ["added", "added_on"],
             .dateFinished: ["finished", "date_read", "finished_on", "date_completed", "completed"],
-            .tags: ["genre", "genres", "shelves", "categories", "labels"],
+            .tags: ["genre", "genres", "shelf", "shelves", "categories", "labels"],
         ]
         var table = Dictionary(uniqueKeysWithValues: BookField.allCases.map { ($0.rawValue, $0) })
         for (field, aliases) in names {

@@ -13,10 +13,7 @@ enum CellValues {
     /// writes `=""` for none; other exports write them bare, sometimes with hyphens.
     /// Returns nil for a cell that does not hold an ISBN-10 or ISBN-13.
     static func isbn(_ cell: String) -> String? {
-        var text = cell.trimmingCharacters(in: .whitespaces)
-        if text.hasPrefix("=\""), text.hasSuffix("\""), text.count >= 3 {
-            text = String(text.dropFirst(2).dropLast())
-        }
+        let text = textFormulaContent(cell) ?? cell
         let compact = text.filter { $0 != "-" && $0 != " " }.uppercased()
         let isISBN = (compact.count == 10 || compact.count == 13)
             && compact.dropLast().allSatisfy(\.isASCIIDigit)
@@ -26,8 +23,14 @@ enum CellValues {
 
     /// Whether `cell` is empty once Goodreads' `=""` wrapper is removed.
     static func isBlank(_ cell: String) -> Bool {
-        let text = cell.trimmingCharacters(in: .whitespacesAndNewlines)
-        return text.isEmpty || text == "=\"\""
+        (textFormulaContent(cell) ?? cell).trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+    }
+
+    /// The text inside a spreadsheet text formula `="…"`, or nil when `cell` is not one.
+    private static func textFormulaContent(_ cell: String) -> String? {
+        let text = cell.trimmingCharacters(in: .whitespaces)
+        guard text.hasPrefix("=\""), text.hasSuffix("\""), text.count >= 3 else { return nil }
+        return String(text.dropFirst(2).dropLast())
     }
 
     /// A whole number of pages, `0` or more.
@@ -133,7 +136,9 @@ enum CellValues {
 
     /// A kept column's value: a number when the cell is clearly one (`412`, `4.29`), otherwise
     /// the text as written. Leading zeros (`0441013597`) stay text: they are identifiers.
+    /// Goodreads' `="…"` wrapper marks a cell as text on purpose, so its content stays text.
     static func propertyValue(_ cell: String) -> PropertyValue {
+        if let quoted = textFormulaContent(cell) { return .string(quoted) }
         let text = cell.trimmingCharacters(in: .whitespaces)
         let unsigned = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
         let parts = unsigned.split(separator: ".", omittingEmptySubsequences: false)
