@@ -29,6 +29,19 @@ struct ItemQueries {
     private static let summaryColumns =
         "id, kind, title, path, version, modified, size, favorite, draft_diagnostics IS NOT NULL"
 
+    /// Whether an item with `id` is stored, and where.
+    enum Presence { case absent, live, trashed }
+
+    /// One scalar lookup, cheaper than loading the row: inserts ask it for every new item.
+    func presence(of id: ItemID) throws -> Presence {
+        let statement = try db.cachedStatement(sql: "SELECT trashed_at IS NOT NULL FROM item WHERE id = ?")
+        switch try Bool.fetchOne(statement, arguments: [id.rawValue]) {
+        case nil: return .absent
+        case false?: return .live
+        case true?: return .trashed
+        }
+    }
+
     /// The item with `id`, live or trashed.
     func stored(id: ItemID) throws -> StoredItem? {
         let statement = try db.cachedStatement(sql: "SELECT \(Self.recordColumns) FROM item WHERE id = ?")

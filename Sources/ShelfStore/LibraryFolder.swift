@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import ShelfModel
 
 /// The on-disk layout of a library — `shelf.sqlite` beside `files/Books` and `files/Notes` —
 /// and the checks that turn a wrong folder into an error naming the folder and the fix.
@@ -12,23 +13,27 @@ struct LibraryFolder {
     /// Throws `libraryMissing`, `libraryUnreadable` or `notALibrary` unless `url` is a folder
     /// this process may use that holds a database.
     func checkExistingLibrary() throws {
-        try checkUsableFolder(missing: .libraryMissing(path: url.path))
+        try checkUsableFolder()
         guard FileManager.default.fileExists(atPath: databaseURL.path) else {
             throw StoreError.notALibrary(path: url.path)
         }
     }
 
-    /// Creates the folder (and its parents) if missing, then the plain-file folders.
-    func createLayout() throws {
+    /// Creates the library folder and its parents if missing.
+    func createFolder() throws {
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         } catch {
             throw StoreError.libraryUnreadable(path: url.path, reason: "the folder cannot be created (\(error.localizedDescription))")
         }
-        try checkUsableFolder(missing: .libraryMissing(path: url.path))
-        // The mount's plain-file area; user folders inside Books/ and Notes/ live here.
-        for kindFolder in ["Books", "Notes"] {
-            let folder = plainFilesURL.appendingPathComponent(kindFolder, isDirectory: true)
+        try checkUsableFolder()
+    }
+
+    /// Creates `files/Books` and `files/Notes` if missing: the mount's plain-file area, where
+    /// the user's folders inside Books/ and Notes/ live.
+    func createPlainFileFolders() throws {
+        for kind in ItemKind.allCases {
+            let folder = plainFilesURL.appendingPathComponent(kind.folderName, isDirectory: true)
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             } catch {
@@ -53,9 +58,11 @@ struct LibraryFolder {
         }
     }
 
-    private func checkUsableFolder(missing: StoreError) throws {
+    private func checkUsableFolder() throws {
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else { throw missing }
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
+            throw StoreError.libraryMissing(path: url.path)
+        }
         guard isFolder.boolValue else {
             throw StoreError.libraryUnreadable(path: url.path, reason: "it is a file, not a folder")
         }

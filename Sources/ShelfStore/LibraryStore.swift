@@ -26,7 +26,8 @@ public final class LibraryStore: Sendable {
     /// Creates a library in `folder` (created if missing), or opens the one already there.
     public static func create(at folder: URL) throws -> LibraryStore {
         let layout = LibraryFolder(url: folder)
-        try layout.createLayout()
+        try layout.createFolder()
+        try layout.createPlainFileFolders()
         return LibraryStore(folder: folder, database: try layout.openDatabase())
     }
 
@@ -36,7 +37,7 @@ public final class LibraryStore: Sendable {
         let layout = LibraryFolder(url: folder)
         try layout.checkExistingLibrary()
         let database = try layout.openDatabase()
-        try layout.createLayout()
+        try layout.createPlainFileFolders()
         return LibraryStore(folder: folder, database: database)
     }
 
@@ -63,7 +64,8 @@ public final class LibraryStore: Sendable {
     // MARK: Writing
 
     /// Runs `body` in one write transaction (imports use it: 10,000 rows, one commit). If
-    /// `body` throws, nothing of it is kept.
+    /// `body` throws, nothing of it is kept. Other processes wait for the commit; inside
+    /// `body`, read and write through the writer only: GRDB traps on a nested database access.
     public func write<T>(_ body: (StoreWriter) throws -> T) throws -> T {
         try database.write { try body(StoreWriter(db: $0)) }
     }

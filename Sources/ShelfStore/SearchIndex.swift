@@ -8,8 +8,13 @@ import ShelfModel
 /// search joins back to `item` and keeps live items only.
 enum SearchIndex {
     /// Indexes `item` under the row `serial`, replacing what was indexed there before.
-    static func index(_ item: Item, serial: Int64, in db: Database) throws {
+    static func reindex(_ item: Item, serial: Int64, in db: Database) throws {
         try remove(serial: serial, in: db)
+        try add(item, serial: serial, in: db)
+    }
+
+    /// Indexes a new row `serial`.
+    static func add(_ item: Item, serial: Int64, in db: Database) throws {
         let document = Document(item)
         try db.cachedStatement(sql: "INSERT INTO item_search (rowid, title, author, body) VALUES (?, ?, ?, ?)")
             .execute(arguments: [serial, document.title, document.author, document.body])
@@ -47,9 +52,10 @@ enum SearchIndex {
 
     /// Each whitespace-separated word of `text` as a quoted FTS5 string (inner `"` doubled), so
     /// operators, column filters and stray quotes in user text are searched for, never parsed.
+    /// Control characters separate words too: SQLite would cut the query at a NUL, mid-string.
     /// Nil when there is no word to look for.
     static func matchExpression(for text: String) -> String? {
-        let words = text.split(whereSeparator: \.isWhitespace)
+        let words = text.split { $0.isWhitespace || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control } }
         guard !words.isEmpty else { return nil }
         return words.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " ")
     }

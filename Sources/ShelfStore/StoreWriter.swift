@@ -34,14 +34,14 @@ public struct StoreWriter {
     ///
     /// Throws `itemExists` when a live item has the id, `pathTaken` / `invalidPath` for `path`.
     public func insert(_ item: Item, path: String?, sourceText: String?) throws -> ItemRecord {
-        let trashed = try queries.stored(id: item.id)
-        if let trashed, trashed.isLive {
-            throw StoreError.itemExists(id: item.id, path: trashed.record.path)
+        let presence = try queries.presence(of: item.id)
+        if presence == .live, let live = try queries.liveRecord(id: item.id) {
+            throw StoreError.itemExists(id: item.id, path: live.path)
         }
         let path = try path.map { try claimablePath($0, for: item.kind) } ?? defaultPath(for: item)
         let content = sourceText ?? MarkdownCodec.render(item)
         let record: ItemRecord
-        if let trashed {
+        if presence == .trashed, let trashed = try queries.stored(id: item.id) {
             record = try replace(trashed, with: item, content: content, path: path)
         } else {
             record = ItemRecord(item: item, version: 1, path: path, modified: Date(), content: content,
@@ -198,7 +198,7 @@ public struct StoreWriter {
                 record.modified.storedSeconds, try coding.encode(item), record.content,
                 record.content.utf8.count, item.isFavorite, item.sourceID,
             ])
-        try SearchIndex.index(item, serial: db.lastInsertedRowID, in: db)
+        try SearchIndex.add(item, serial: db.lastInsertedRowID, in: db)
     }
 
     /// Writes a new record and content over `stored` (live, or trashed and now revived) at
@@ -216,7 +216,7 @@ public struct StoreWriter {
                 try coding.encode(item), content, content.utf8.count, item.isFavorite, item.sourceID,
                 stored.serial,
             ])
-        try SearchIndex.index(item, serial: stored.serial, in: db)
+        try SearchIndex.reindex(item, serial: stored.serial, in: db)
         return record
     }
 
