@@ -159,6 +159,8 @@ private struct FieldValues {
         target.rating = book.rating
         target.dateAdded = book.dateAdded
         target.dateFinished = book.dateFinished
-        target.tags = book.tags
+        // Goodreads lists the exclusive shelf (`to-read`, `currently-reading`) among the
+        // shelves too; it is the status, and as a tag it would outlive the next status change.
+        target.tags = book.status == nil ? book.tags : book.tags.filter { CellValues.status($0) == nil }
     }
 }

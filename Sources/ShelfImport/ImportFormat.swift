@@ -21,9 +21,6 @@ public enum ImportFormat: String, CaseIterable, Sendable {
         self = format
     }
 
-    /// Whether the file is a CSV table (every format but Kindle clippings).
-    var isCSV: Bool { self != .kindle }
-
     /// Recognises a CSV export by its header row, and Notion by what its cells look like.
     ///
     /// Goodreads and StoryGraph name their columns the same way in every export, so a few

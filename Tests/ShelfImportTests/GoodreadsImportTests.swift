@@ -38,6 +38,8 @@ import ShelfStore
         #expect(shining.isbn == "9780307743657", "ISBN13 when ISBN is empty")
         #expect(shining.extraProperties["isbn13"] == nil)
         #expect(shining.status == .toRead)
+        #expect(shining.tags == ["horror"], "the exclusive shelf is the status, not a tag")
+        #expect(shining.extraProperties["bookshelves_with_positions"] == .string("to-read (#41), horror (#2)"))
 
         let kings = try #require(books["The Way of Kings (The Stormlight Archive, #1)"])
         #expect(kings.status == .reading)
