@@ -43,11 +43,13 @@ struct BookRowDecoder {
         let map = userMap.overriding(format.defaultColumnMap(header: header))
 
         var usedKeys = Set<String>()
+        /// `key`, prefixed with the format when it is a field's own key, numbered when taken.
         func uniqueKey(_ key: String) -> String {
-            var candidate = ColumnMap.reservedKeys.contains(key) ? "\(format.rawValue)_\(key)" : key
+            let base = ColumnMap.reservedKeys.contains(key) ? "\(format.rawValue)_\(key)" : key
+            var candidate = base
             var suffix = 2
             while usedKeys.contains(candidate) {
-                candidate = "\(key)_\(suffix)"
+                candidate = "\(base)_\(suffix)"
                 suffix += 1
             }
             usedKeys.insert(candidate)
@@ -56,19 +58,18 @@ struct BookRowDecoder {
         var fieldColumns: [BookField: [(priority: Int, index: Int)]] = [:]
         var columns: [Column] = []
         for (index, name) in header.enumerated() {
-            let priority = map.assignments.firstIndex { ColumnMap.normalized($0.column) == keys[index] }
-            var column = Column(name: name, field: nil, propertyKey: "")
-            switch priority.map({ map.assignments[$0].target }) {
-            case .field(let field):
-                column.field = field
-                fieldColumns[field, default: []].append((priority!, index))
-                column.propertyKey = uniqueKey(CellValues.propertyKey(forColumn: name))
-            case .property(let key):
-                column.propertyKey = uniqueKey(key)
-            case nil:
-                column.propertyKey = uniqueKey(CellValues.propertyKey(forColumn: name))
+            var field: BookField?
+            var key = CellValues.propertyKey(forColumn: name)
+            if let priority = map.assignments.firstIndex(where: { ColumnMap.normalized($0.column) == keys[index] }) {
+                switch map.assignments[priority].target {
+                case .field(let target):
+                    field = target
+                    fieldColumns[target, default: []].append((priority, index))
+                case .property(let target):
+                    key = target
+                }
             }
-            columns.append(column)
+            columns.append(Column(name: name, field: field, propertyKey: uniqueKey(key)))
         }
         guard fieldColumns[.title] != nil else {
             throw ImportError.missingColumn(field: BookField.title.rawValue, available: header)
