@@ -165,17 +165,20 @@ public struct StoreWriter {
 
     /// `<Kind folder>/<file name from the title>`, with a ` (2)`-style suffix if taken.
     private func defaultPath(for item: Item) throws -> String {
-        let path = try uniquified(item.kind.folderName + "/" + FileNaming.fileName(for: item))
+        let path = try uniquified(FileNaming.fileName(for: item), in: item.kind.folderName)
         try ItemPath.validate(path, for: item.kind)
         return path
     }
 
-    /// `path`, or the first free ` (n)` variant of its file name in the same folder; each
-    /// candidate is one index lookup.
+    /// `path`, or the first free ` (n)` variant of its file name in the same folder.
     private func uniquified(_ path: String) throws -> String {
-        let folder = ItemPath.folder(of: path)
+        try uniquified(String(ItemPath.fileName(of: path)), in: ItemPath.folder(of: path))
+    }
+
+    /// `folder/name`, or the first free ` (n)` variant; each candidate is one index lookup.
+    private func uniquified(_ name: String, in folder: some StringProtocol) throws -> String {
         var lookupError: Error?
-        let name = FileNaming.uniqued(String(ItemPath.fileName(of: path))) { candidate in
+        let free = FileNaming.uniqued(name) { candidate in
             do {
                 return try queries.isLivePath(folder + "/" + candidate)
             } catch {
@@ -184,7 +187,7 @@ public struct StoreWriter {
             }
         }
         if let lookupError { throw lookupError }
-        return folder + "/" + name
+        return folder + "/" + free
     }
 
     private func insertRow(_ record: ItemRecord) throws {
