@@ -65,10 +65,10 @@ public struct Importer: Sendable {
         let csvFormat = format ?? ImportFormat.detect(header: table.header, rows: table.records.prefix(50).map(\.cells))
         let decoder = try BookRowDecoder(format: csvFormat, header: table.header, userMap: columnMap)
         let rows = table.records.map { (line: $0.line, book: decoder.decode($0)) }
+        let titleIndex = rows.contains { (try? $0.book.get().hasOwnID) == false } ? try BookTitleIndex(store) : BookTitleIndex()
         return try store.write { writer in
             var summary = ImportSummary(format: csvFormat)
-            var books = try ExistingBooks(store: store, writer: writer,
-                                          needsTitleIndex: rows.contains { (try? $0.book.get().hasOwnID) == false })
+            var books = ExistingBooks(writer: writer, byTitle: titleIndex)
             for (done, row) in rows.enumerated() {
                 switch row.book {
                 case .failure(let problem):
@@ -95,11 +95,12 @@ public struct Importer: Sendable {
             if byBook[key] == nil { bookOrder.append(key) }
             byBook[key, default: []].append(clipping)
         }
+        let titleIndex = bookOrder.isEmpty ? BookTitleIndex() : try BookTitleIndex(store)
         return try store.write { writer in
             var summary = ImportSummary(format: .kindle)
             problems.forEach { summary.skip($0) }
             summary.skipped += clippings.count(where: { $0.kind == .bookmark })
-            var books = try ExistingBooks(store: store, writer: writer, needsTitleIndex: !bookOrder.isEmpty)
+            var books = ExistingBooks(writer: writer, byTitle: titleIndex)
             var done = clippings.count - bookOrder.reduce(0) { $0 + byBook[$1]!.count }
             for key in bookOrder {
                 let bookClippings = byBook[key]!
@@ -128,21 +129,27 @@ extension ImportSummary {
     }
 }
 
-/// Finds the books an import writes to, inside its transaction.
-private struct ExistingBooks {
-    let writer: StoreWriter
-    /// Live books by title and author, for sources without ids (built only when needed).
-    private var byTitle: [BookMatchKey: ItemID] = [:]
+/// Live books by title and author, for rows from sources without ids. Read before the import's
+/// transaction (the store allows no other access inside it); the transaction re-reads every
+/// book it finds here, so a book deleted meanwhile is simply created again.
+struct BookTitleIndex {
+    fileprivate var ids: [BookMatchKey: ItemID] = [:]
 
-    init(store: LibraryStore, writer: StoreWriter, needsTitleIndex: Bool) throws {
-        self.writer = writer
-        guard needsTitleIndex else { return }
+    init() {}
+
+    init(_ store: LibraryStore) throws {
         for summary in try store.summaries(kind: .book) {
-            if case .book(let book)? = try writer.record(id: summary.id)?.item {
-                byTitle[BookMatchKey(title: book.title, author: book.author)] = book.id
+            if case .book(let book)? = try store.record(id: summary.id)?.item {
+                ids[BookMatchKey(title: book.title, author: book.author)] = book.id
             }
         }
     }
+}
+
+/// Finds the books an import writes to, inside its transaction.
+private struct ExistingBooks {
+    let writer: StoreWriter
+    var byTitle: BookTitleIndex
 
     /// Changes the book `sourceID` (or, with `matchTitle`, `title` and `author`) names by
     /// `change`, or creates it from a new book, and counts the outcome in `summary`. `change`
@@ -151,11 +158,11 @@ private struct ExistingBooks {
                         summary: inout ImportSummary, line: Int,
                         change: (Book) -> (Book, PassageChanges?)) throws {
         let key = BookMatchKey(title: title, author: author)
-        let id = try writer.bookID(sourceID: sourceID) ?? (matchTitle ? byTitle[key] : nil)
+        let id = try writer.bookID(sourceID: sourceID) ?? (matchTitle ? byTitle.ids[key] : nil)
         guard let id, let record = try writer.record(id: id), case .book(let stored) = record.item else {
             let (book, passages) = change(Book(title: title, author: author, sourceID: sourceID))
             _ = try writer.insert(.book(book), path: nil, sourceText: nil)
-            byTitle[key] = book.id
+            byTitle.ids[key] = book.id
             summary.count(passages ?? PassageChanges(added: 1))
             return
         }
