@@ -53,6 +53,8 @@ public enum Exporter {
 
         var summary = ExportSummary()
         var manifest = Manifest()
+        /// Folders with renames or removals; each is synced once, before the manifest is.
+        var changedFolders = Set<URL>()
         for item in try store.summaries() {
             guard let record = try store.record(id: item.id) else { continue }
             guard isSafeRelativePath(record.path) else {
@@ -69,6 +71,9 @@ public enum Exporter {
                 try fileManager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try writeAtomically(data, to: target)
             }
+            // The file's folder holds the rename; its parent may hold a folder just created.
+            changedFolders.insert(target.deletingLastPathComponent())
+            changedFolders.insert(target.deletingLastPathComponent().deletingLastPathComponent())
             summary.written += 1
         }
 
@@ -81,17 +86,28 @@ public enum Exporter {
                 continue
             }
             try attempt(target) { try fileManager.removeItem(at: target) }
-            removeEmptyFolders(from: target.deletingLastPathComponent(), upTo: folder)
+            changedFolders.insert(removeEmptyFolders(from: target.deletingLastPathComponent(), upTo: folder))
             summary.removed += 1
         }
+        let root = folder.standardizedFileURL.path
+        for changed in Set(changedFolders.map(\.standardizedFileURL)).sorted(by: { $0.path < $1.path })
+        where changed.path.hasPrefix(root) && fileManager.fileExists(atPath: changed.path) {
+            try attempt(changed) { try syncFolder(changed) }
+        }
 
+        // Last, so that a manifest on disk never lists a path before its file is durable.
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-        try attempt(manifestURL) { try writeAtomically(encoder.encode(manifest), to: manifestURL) }
+        try attempt(manifestURL) {
+            try writeAtomically(encoder.encode(manifest), to: manifestURL)
+            try syncFolder(folder)
+        }
         return summary
     }
 
-    /// Writes `data` to `url` so that readers and crashes see the old or the new bytes only.
+    /// Writes `data` to `url` so that readers and crashes see the old or the new bytes only:
+    /// a synced temporary file renamed over `url`. The rename is durable once the caller has
+    /// synced the folder (`syncFolder`), which exports do once per folder, not once per file.
     static func writeAtomically(_ data: Data, to url: URL) throws {
         let folder = url.deletingLastPathComponent()
         let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).shelf-tmp-\(UUID().uuidString.prefix(8))")
@@ -120,7 +136,6 @@ public enum Exporter {
             unlink(temporary.path)
             throw failure
         }
-        try syncFolder(folder)
     }
 
     /// Makes a rename in `folder` durable.
@@ -131,15 +146,17 @@ public enum Exporter {
         guard fsync(descriptor) == 0 else { throw POSIXFailure(operation: "sync folder \(folder.lastPathComponent)") }
     }
 
-    /// Removes `start` and its parents while they are empty, never `root` itself.
-    private static func removeEmptyFolders(from start: URL, upTo root: URL) {
+    /// Removes `start` and its parents while they are empty, never `root` itself; returns the
+    /// first folder kept, whose entries changed.
+    private static func removeEmptyFolders(from start: URL, upTo root: URL) -> URL {
         var folder = start.standardizedFileURL
         let root = root.standardizedFileURL
         while folder.path.hasPrefix(root.path + "/"),
-              (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true {
-            try? FileManager.default.removeItem(at: folder)
+              (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true,
+              (try? FileManager.default.removeItem(at: folder)) != nil {
             folder = folder.deletingLastPathComponent()
         }
+        return folder
     }
 
     /// A relative path that stays inside the export folder.
