@@ -56,7 +56,7 @@ let package = Package(
             .product(name: "Yams", package: "Yams"),
         ]),
         .testTarget(name: "ShelfStoreTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore"]),
-        .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfStore", "ShelfImport"],
+        .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "FuseTestSupport"]),
         .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseKit", "FuseTestSupport"]),

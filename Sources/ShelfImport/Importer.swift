@@ -101,7 +101,9 @@ public struct Importer: Sendable {
             problems.forEach { summary.skip($0) }
             summary.skipped += clippings.count(where: { $0.kind == .bookmark })
             var books = ExistingBooks(writer: writer, byTitle: titleIndex)
-            var done = clippings.count - bookOrder.reduce(0) { $0 + byBook[$1]!.count }
+            // Entries: clippings and unreadable ones; bookmarks and those are done already.
+            let total = clippings.count + problems.count
+            var done = total - bookOrder.reduce(0) { $0 + byBook[$1]!.count }
             for key in bookOrder {
                 let bookClippings = byBook[key]!
                 let first = bookClippings[0]
@@ -115,7 +117,7 @@ public struct Importer: Sendable {
                     return (book, merged.changes)
                 }
                 done += bookClippings.count
-                progress(ImportProgress(done: done, total: clippings.count))
+                progress(ImportProgress(done: done, total: total))
             }
             return summary
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import ShelfModel
+import ShelfMarkdown
 import ShelfStore
 @testable import ShelfImport
 
@@ -105,6 +106,24 @@ import ShelfStore
         #expect(after.tags == ["scifi", "favorites", "reread"])
         #expect(after.currentPage == 100)
         #expect(after.id == dune.id)
+    }
+
+    @Test func aBookWithAPendingInvalidEditIsNotOverwritten() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.cleanUp() }
+        let store = try makeLibrary(folder)
+        _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
+        let dune = try #require(try store.summaries(kind: .book).first { $0.title.hasPrefix("Dune") })
+        let draft = "---\nid: \(dune.id)\nrating: lots\n---\n"
+        try store.write { _ = try $0.saveDraft(id: dune.id, text: draft, diagnostics: [Diagnostic(line: 3, message: "bad rating")]) }
+
+        let original = try String(contentsOf: fixture("goodreads_library_export.csv"), encoding: .utf8)
+        let changed = try folder.file("changed.csv", original.replacingOccurrences(of: "\",,,2,1", with: "\",,,3,1"))
+        let summary = try Importer().importFile(changed, into: store)
+        #expect(summary.skipped == 1 && summary.unchanged == 5)
+        #expect(summary.problems.map(\.line) == [2])
+        #expect(summary.problems.first?.message.contains(dune.path) == true)
+        #expect(try store.record(id: dune.id)?.content == draft)
     }
 
     @Test func badRowsAreSkippedWithTheLineTheyStartOn() throws {

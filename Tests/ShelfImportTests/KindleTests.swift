@@ -36,8 +36,11 @@ import ShelfStore
         let folder = try TemporaryFolder()
         defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
-        let summary = try Importer().importFile(fixture("My Clippings.txt"), into: store)
+        var progress: [ImportProgress] = []
+        let summary = try Importer().importFile(fixture("My Clippings.txt"), into: store) { progress.append($0) }
         #expect(summary.format == .kindle)
+        #expect(progress.last == ImportProgress(done: 7, total: 7))
+        #expect(progress.map(\.done) == progress.map(\.done).sorted())
         #expect(summary.added == 3 && summary.skipped == 2, "one bookmark, one unreadable entry")
         #expect(summary.problems.map(\.line) == [31])
 

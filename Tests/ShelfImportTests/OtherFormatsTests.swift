@@ -100,5 +100,7 @@ import ShelfStore
             #expect(ImportFormat.detect(header: table.header, rows: table.records.map(\.cells)) == format)
         }
         #expect(ImportFormat.detect(header: ["Title", "Author"], rows: [["Dune", "Frank Herbert"]]) == .csv)
+        #expect(ImportFormat.detect(header: ["Book", "Author"],
+                                    rows: [["Dune", "Frank Herbert (https://www.notion.so/Frank-Herbert-8d2c)"]]) == .notion)
     }
 }
