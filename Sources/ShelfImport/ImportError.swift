@@ -32,7 +32,7 @@ public enum ImportError: Error, Equatable, CustomStringConvertible {
         case .fileUnreadable(let path, let reason):
             "cannot read \(path): \(reason). Check the file's permissions."
         case .notCSV(let path, let looksLike):
-            "\(path) is not a CSV file (it looks like \(looksLike)). Export your library as CSV (Goodreads: My Books → Import and export → Export Library) and import that file, or pass a Kindle's My Clippings.txt."
+            "\(path) is not a CSV file: it looks like \(looksLike). Import the CSV export itself (Goodreads: My Books → Import and export → Export Library; StoryGraph: Manage Account → Export StoryGraph Library; Notion: ••• → Export → Markdown & CSV), or a Kindle's My Clippings.txt."
         case .notKindleClippings(let path):
             "\(path) holds no Kindle clippings (entries separated by ==========). Import the My Clippings.txt from the Kindle's documents folder, or drop --format kindle."
         case .unknownFormat(let name):

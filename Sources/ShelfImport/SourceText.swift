@@ -22,7 +22,7 @@ enum SourceText {
             throw ImportError.notCSV(path: url.path, looksLike: kind)
         }
         guard let text = String(data: data, encoding: .utf8) else {
-            throw ImportError.notCSV(path: url.path, looksLike: "text in an encoding other than UTF-8; save it as UTF-8")
+            throw ImportError.notCSV(path: url.path, looksLike: "text in an encoding other than UTF-8 (save it as UTF-8 CSV)")
         }
         return text.hasPrefix("\u{FEFF}") ? String(text.dropFirst()) : text
     }
@@ -31,8 +31,8 @@ enum SourceText {
     private static func binaryKind(of data: Data) -> String? {
         let magics: [(prefix: [UInt8], kind: String)] = [
             (Array("%PDF".utf8), "a PDF document"),
-            ([0x50, 0x4B, 0x03, 0x04], "a ZIP archive or a spreadsheet (.xlsx, .numbers); export it as CSV first"),
-            ([0xD0, 0xCF, 0x11, 0xE0], "an Excel .xls workbook; export it as CSV first"),
+            ([0x50, 0x4B, 0x03, 0x04], "a ZIP archive (unzip it and import the .csv inside) or an .xlsx/.numbers spreadsheet"),
+            ([0xD0, 0xCF, 0x11, 0xE0], "an Excel .xls workbook"),
             (Array("SQLite format 3".utf8), "an SQLite database"),
         ]
         if let match = magics.first(where: { data.starts(with: $0.prefix) }) { return match.kind }
