@@ -15,8 +15,15 @@ struct CSVTable: Sendable {
 
     /// Parses `text` (already without a byte order mark). Blank lines are dropped.
     /// Returns nil when there is no header row.
+    ///
+    /// Spreadsheets in many locales save "CSV" with semicolons, and some tools write tabs; the
+    /// delimiter is the one that splits the header row into the most columns.
     init?(text: String) {
-        guard let reader = try? CSVReader(string: text, hasHeaderRow: false),
+        let headerLine = String(text.prefix { $0 != "\n" && $0 != "\r\n" && $0 != "\r" })
+        let delimiter = [",", ";", "\t"].max { a, b in
+            headerLine.unicodeScalars.count(where: { $0 == a }) < headerLine.unicodeScalars.count(where: { $0 == b })
+        }!
+        guard let reader = try? CSVReader(string: text, hasHeaderRow: false, delimiter: delimiter),
               let header = reader.next() else { return nil }
         var line = 1 + CSVTable.lineBreaks(in: header) + 1
         var records: [CSVRecord] = []

@@ -54,6 +54,9 @@ public struct Importer: Sendable {
         let isKindle = format.map { $0 == .kindle } ?? KindleClippings.looksLikeClippings(text)
         if isKindle {
             guard KindleClippings.looksLikeClippings(text) else { throw ImportError.notKindleClippings(path: file.path) }
+            if let assignment = columnMap.assignments.first {
+                throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "Kindle clippings have no columns to map")
+            }
             return try importClippings(text, into: store, progress: progress)
         }
         if let kind = SourceText.nonCSVKind(of: text) {

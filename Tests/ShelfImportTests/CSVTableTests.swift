@@ -14,4 +14,11 @@ import Testing
         let table = try #require(CSVTable(text: "Title,Note\n\"Dune, the novel\",\"a \"\"spice\"\" story\"\n"))
         #expect(table.records.first?.cells == ["Dune, the novel", "a \"spice\" story"])
     }
+
+    @Test func semicolonsAndTabsAreDelimitersWhenTheHeaderSaysSo() throws {
+        let semicolons = try #require(CSVTable(text: "Title;Author;Note\n\"Dune; a novel\";Frank Herbert;x, y\n"))
+        #expect(semicolons.records.first?.cells == ["Dune; a novel", "Frank Herbert", "x, y"])
+        let tabs = try #require(CSVTable(text: "Title\tAuthor\nDune\tFrank Herbert\n"))
+        #expect(tabs.header == ["Title", "Author"])
+    }
 }

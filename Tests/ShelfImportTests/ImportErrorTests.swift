@@ -60,4 +60,9 @@ import ShelfStore
         let file = fixture("notion_books.csv")
         #expect(try importError(file, format: .kindle) == .notKindleClippings(path: file.path))
     }
+
+    @Test func aColumnMapOnKindleClippings() throws {
+        let error = try importError(fixture("My Clippings.txt"), map: ["Title=title"])
+        #expect(error == .badMap(argument: "Title=…", reason: "Kindle clippings have no columns to map"))
+    }
 }
