@@ -86,27 +86,32 @@ struct BookRowDecoder {
             return .failure(ImportProblem(line: record.line, message: "the row has \(record.cells.count) cells but the header has \(header.count); a cell holding a comma is probably missing its quotes"))
         }
         func cell(_ index: Int) -> String { index < record.cells.count ? record.cells[index] : "" }
-        var values = FieldValues()
+        var book = ImportedBook(sourceID: "", hasOwnID: false, title: "")
+        var filled = Set<BookField>()
         var problems: [String] = []
         var consumed = Set<Int>()
         for field in BookField.allCases {
             for index in fieldColumns[field] ?? [] where !CellValues.isBlank(cell(index)) {
-                if field != .tags, values.contains(field) { break }
+                if field != .tags, filled.contains(field) { break }
                 do {
-                    if try values.set(field, from: format.fieldText(cell(index))) { consumed.insert(index) }
+                    if try book.set(field, from: format.fieldText(cell(index))) {
+                        filled.insert(field)
+                        consumed.insert(index)
+                    }
                 } catch {
                     problems.append("\(columns[index].name): \((error as? CellProblem)?.message ?? "\(error)")")
                 }
             }
         }
-        if values.title == nil { problems.insert("the title is empty", at: 0) }
-        guard problems.isEmpty, let title = values.title else {
+        if !filled.contains(.title) { problems.insert("the title is empty", at: 0) }
+        guard problems.isEmpty else {
             return .failure(ImportProblem(line: record.line, message: problems.joined(separator: "; ")))
         }
-        var book = ImportedBook(
-            sourceID: values.sourceID.map { "\(format.rawValue):\($0)" } ?? DerivedSourceID.forBook(title: title, author: values.author),
-            hasOwnID: values.sourceID != nil, title: title)
-        values.fill(&book)
+        book.sourceID = book.hasOwnID ? "\(format.rawValue):\(book.sourceID)"
+            : DerivedSourceID.forBook(title: book.title, author: book.author)
+        // Goodreads lists the exclusive shelf (`to-read`, `currently-reading`) among the
+        // shelves too; it is the status, and as a tag it would outlive the next status change.
+        if book.status != nil { book.tags.removeAll { CellValues.status($0) != nil } }
         book.properties = columns.indices
             .filter { !consumed.contains($0) && !CellValues.isBlank(cell($0)) }
             .map { Property(key: columns[$0].propertyKey, value: CellValues.propertyValue(cell($0))) }
@@ -114,54 +119,32 @@ struct BookRowDecoder {
     }
 }
 
-/// The field values of one row while it is being decoded.
-private struct FieldValues {
-    var title: String?
-    var author: String?
-    var sourceID: String?
-    private var book = ImportedBook(sourceID: "", hasOwnID: false, title: "")
-    private var filled = Set<BookField>()
-
-    func contains(_ field: BookField) -> Bool { filled.contains(field) }
-
-    /// Parses `text` into `field`. Returns false when the text is kept as a property instead
-    /// (an ISBN column holding something else, such as StoryGraph's own UIDs, or a status
-    /// word Shelf does not know: shelves are user-defined); throws when it is malformed.
-    mutating func set(_ field: BookField, from text: String) throws -> Bool {
+extension ImportedBook {
+    /// Parses `text` into `field` (for `sourceID`: the export's own id, without the format
+    /// prefix). Returns false when the text is kept as a property instead — an ISBN column
+    /// holding something else (StoryGraph's own UIDs), or a status word Shelf does not know
+    /// (shelves are user-defined) — and throws when it is malformed.
+    fileprivate mutating func set(_ field: BookField, from text: String) throws -> Bool {
         let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
         switch field {
         case .title: title = trimmed
         case .author: author = trimmed
-        case .sourceID: sourceID = trimmed
+        case .sourceID:
+            sourceID = trimmed
+            hasOwnID = true
         case .isbn:
             guard let isbn = CellValues.isbn(trimmed) else { return false }
-            book.isbn = isbn
+            self.isbn = isbn
         case .status:
             guard let status = CellValues.status(trimmed) else { return false }
-            book.status = status
-        case .currentPage: book.currentPage = try CellValues.pageCount(trimmed)
-        case .totalPages: book.totalPages = try CellValues.pageCount(trimmed)
-        case .rating: book.rating = try CellValues.rating(trimmed)
-        case .dateAdded: book.dateAdded = try CellValues.date(trimmed, end: false)
-        case .dateFinished: book.dateFinished = try CellValues.date(trimmed, end: true)
-        case .tags: book.tags += CellValues.tags(trimmed).filter { !book.tags.contains($0) }
+            self.status = status
+        case .currentPage: currentPage = try CellValues.pageCount(trimmed)
+        case .totalPages: totalPages = try CellValues.pageCount(trimmed)
+        case .rating: rating = try CellValues.rating(trimmed)
+        case .dateAdded: dateAdded = try CellValues.date(trimmed, end: false)
+        case .dateFinished: dateFinished = try CellValues.date(trimmed, end: true)
+        case .tags: tags += CellValues.tags(trimmed).filter { !tags.contains($0) }
         }
-        filled.insert(field)
         return true
-    }
-
-    /// Copies every field but the title, author and source id (which `book` was made from).
-    func fill(_ target: inout ImportedBook) {
-        target.author = author
-        target.isbn = book.isbn
-        target.status = book.status
-        target.currentPage = book.currentPage
-        target.totalPages = book.totalPages
-        target.rating = book.rating
-        target.dateAdded = book.dateAdded
-        target.dateFinished = book.dateFinished
-        // Goodreads lists the exclusive shelf (`to-read`, `currently-reading`) among the
-        // shelves too; it is the status, and as a tag it would outlive the next status change.
-        target.tags = book.status == nil ? book.tags : book.tags.filter { CellValues.status($0) == nil }
     }
 }

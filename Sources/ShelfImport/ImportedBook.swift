@@ -24,11 +24,6 @@ struct ImportedBook: Hashable, Sendable {
     /// Columns with no field of their own, as frontmatter properties in column order.
     var properties: [Property] = []
 
-    /// A new book holding exactly what the row says.
-    func newBook() -> Book {
-        applied(to: Book(title: title, sourceID: sourceID))
-    }
-
     /// `book` with the row's values written over the imported fields. Everything else — the
     /// passages, introduction, appendix, properties the user added, fields the row leaves
     /// empty — stays as it is. Tags are merged, since the user may have tagged it in Shelf.
