@@ -66,8 +66,9 @@ struct LibraryFolder {
         guard isFolder.boolValue else {
             throw StoreError.libraryUnreadable(path: url.path, reason: "it is a file, not a folder")
         }
-        // Listing needs r and x, SQLite's WAL and lock files need w.
-        guard access(url.path, R_OK | W_OK | X_OK) == 0 else {
+        // Listing needs r and x, SQLite's WAL and lock files need w. AT_EACCESS: check with
+        // the ids file access really uses (effective/filesystem), as SQLite will meet them.
+        guard faccessat(AT_FDCWD, url.path, R_OK | W_OK | X_OK, AT_EACCESS) == 0 else {
             throw StoreError.libraryUnreadable(path: url.path, reason: "no read and write permission on the folder (\(String(cString: strerror(errno))))")
         }
     }

@@ -58,14 +58,15 @@ struct LibraryOpeningTests {
         try expectUnreadable(file) { try LibraryStore.create(at: file) }
     }
 
-    /// Root passes every permission check, so this runs only as an ordinary user.
-    @Test(.enabled(if: getuid() != 0, "root ignores file permissions"))
-    func aFolderWithoutPermissionsIsUnreadable() throws {
+    @Test func aFolderWithoutPermissionsIsUnreadable() throws {
         let library = try TestLibrary()
         let url = library.store.folder
         try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: url.path)
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path) }
-        try expectUnreadable(url) { try LibraryStore.open(at: url) }
+        try Unprivileged.run {
+            try expectUnreadable(url) { try LibraryStore.open(at: url) }
+            try expectUnreadable(url) { try LibraryStore.create(at: url) }
+        }
     }
 
     private func expectUnreadable(_ url: URL, _ open: () throws -> LibraryStore,
