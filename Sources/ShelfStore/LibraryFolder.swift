@@ -49,13 +49,32 @@ struct LibraryFolder {
         // Writers of other processes hold the lock for one transaction; imports commit 10,000
         // rows at once, so wait generously before reporting the library busy.
         configuration.busyMode = .timeout(30)
-        do {
-            let pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
-            try Schema.migrator.migrate(pool)
-            return pool
-        } catch let error as DatabaseError {
-            throw StoreError.libraryUnreadable(path: url.path, reason: "\(databaseURL.lastPathComponent): \(error.message ?? error.description)")
+        return try whileOpeningExclusively {
+            do {
+                let pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
+                try Schema.migrator.migrate(pool)
+                return pool
+            } catch let error as DatabaseError {
+                throw StoreError.libraryUnreadable(path: url.path, reason: "\(databaseURL.lastPathComponent): \(error.message ?? error.description)")
+            }
         }
+    }
+
+    /// Runs `body` holding an exclusive `flock` on the library folder. Two processes opening a
+    /// new library at once would otherwise race: switching to WAL fails while another
+    /// connection is opening, and GRDB's migrator reads which migrations are applied before it
+    /// takes the write lock, so both would create the tables. (A lock on the folder, not on
+    /// `shelf.sqlite`: closing any descriptor of the database file would drop SQLite's locks.)
+    private func whileOpeningExclusively<T>(_ body: () throws -> T) throws -> T {
+        let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw StoreError.libraryUnreadable(path: url.path, reason: "the folder cannot be opened (\(String(cString: strerror(errno))))")
+        }
+        defer { close(descriptor) }
+        guard flock(descriptor, LOCK_EX) == 0 else {
+            throw StoreError.libraryUnreadable(path: url.path, reason: "the folder cannot be locked (\(String(cString: strerror(errno))))")
+        }
+        return try body()
     }
 
     private func checkUsableFolder() throws {
@@ -66,8 +85,9 @@ struct LibraryFolder {
         guard isFolder.boolValue else {
             throw StoreError.libraryUnreadable(path: url.path, reason: "it is a file, not a folder")
         }
-        // Listing needs r and x, SQLite's WAL and lock files need w.
-        guard access(url.path, R_OK | W_OK | X_OK) == 0 else {
+        // Listing needs r and x, SQLite's WAL and lock files need w. AT_EACCESS: check with
+        // the ids file access really uses (effective/filesystem), as SQLite will meet them.
+        guard faccessat(AT_FDCWD, url.path, R_OK | W_OK | X_OK, AT_EACCESS) == 0 else {
             throw StoreError.libraryUnreadable(path: url.path, reason: "no read and write permission on the folder (\(String(cString: strerror(errno))))")
         }
     }

@@ -10,9 +10,9 @@ import ShelfMarkdown
 /// and restore change where the file is, not its bytes, so they keep the version: an editor
 /// that renamed the file away and writes it back saves against the version it opened.
 ///
-/// Each write checks everything it needs before it changes anything, so a write that throws
-/// leaves the library as it was even when the caller catches the error and goes on inside the
-/// same transaction (imports do, row by row).
+/// Each write checks everything it needs (paths, versions, ids) before it changes anything, so
+/// a refused write leaves the library as it was even when the caller catches the error and
+/// goes on inside the same transaction (imports do, row by row).
 public struct StoreWriter {
     private let db: Database
     private let queries: ItemQueries
@@ -65,9 +65,10 @@ public struct StoreWriter {
         guard item.kind == current.item.kind else {
             throw StoreError.kindMismatch(id: item.id, stored: current.item.kind, given: item.kind)
         }
-        let recordUnchanged = item == current.item && current.draftDiagnostics == nil
-        let content = sourceText ?? (recordUnchanged ? current.content : MarkdownCodec.render(item))
-        if recordUnchanged && content == current.content { return current }
+        // While a draft is pending the stored content is the draft, which a valid save replaces.
+        let keepsShownText = item == current.item && current.draftDiagnostics == nil
+        let content = sourceText ?? (keepsShownText ? current.content : MarkdownCodec.render(item))
+        if keepsShownText && content == current.content { return current }
         let record = try replace(stored, with: item, content: content, path: current.path)
         try ChangeFeed.append(.updated, id: item.id, path: record.path, in: db)
         return record

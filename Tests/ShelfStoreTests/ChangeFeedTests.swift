@@ -61,3 +61,34 @@ struct ChangeFeedTests {
         #expect(try library.store.changes(after: 0).map(\.sequence) == Array(1...80))
     }
 }
+
+@Suite("Another process holding the write lock")
+struct CrossProcessLockTests {
+    static let sqliteShell = "/usr/bin/sqlite3"
+
+    /// A real second process (the sqlite3 shell) holds a write transaction for a second; a
+    /// write meanwhile waits for it (busy timeout) instead of failing with "database is locked".
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: sqliteShell), "needs the sqlite3 shell"))
+    func aWriteWaitsForAnotherProcesssTransaction() throws {
+        let library = try TestLibrary()
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: Self.sqliteShell)
+        shell.arguments = [library.store.folder.appendingPathComponent("shelf.sqlite").path]
+        let input = Pipe()
+        let output = Pipe()
+        shell.standardInput = input
+        shell.standardOutput = output
+        try shell.run()
+        defer { shell.waitUntilExit() }
+        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nSELECT 'locked';\n.shell sleep 1\nCOMMIT;\n".utf8))
+        try input.fileHandleForWriting.close()
+        let firstLine = output.fileHandleForReading.availableData
+        #expect(String(decoding: firstLine, as: UTF8.self).hasPrefix("locked"))
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        let record = try library.store.insert(.note(Sample.note()))
+        #expect(clock.now - start > .milliseconds(300), "the insert should have waited for the other process")
+        #expect(try library.store.record(id: record.item.id) == record)
+    }
+}
