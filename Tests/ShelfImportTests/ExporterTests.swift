@@ -112,4 +112,36 @@ import ShelfStore
         #expect(!FileManager.default.fileExists(atPath: fixture.url("Notes").path))
         #expect(FileManager.default.fileExists(atPath: fixture.url(Exporter.manifestName).path))
     }
+
+    @Test func aMovedItemLeavesNoStaleCopy() throws {
+        let fixture = try Fixture()
+        defer { fixture.folder.cleanUp() }
+        _ = try Exporter.export(fixture.store, to: fixture.exportFolder)
+        let book = try #require(try fixture.store.summaries(kind: .book).first)
+        let moved = try fixture.store.write { try $0.move(id: book.id, to: "Books/Shelved/Renamed.md") }
+        let summary = try Exporter.export(fixture.store, to: fixture.exportFolder)
+        #expect(summary.written == 1 && summary.removed == 1)
+        #expect(!FileManager.default.fileExists(atPath: fixture.url(book.path).path))
+        #expect(try String(contentsOf: fixture.url(moved.path), encoding: .utf8) == moved.content)
+    }
+
+    @Test func aFailedWriteLeavesNoTemporaryFileBehind() throws {
+        let fixture = try Fixture()
+        defer { fixture.folder.cleanUp() }
+        let note = try #require(try fixture.store.summaries(kind: .note).first)
+        // A folder where the note's file belongs: the rename onto it fails.
+        let blocker = fixture.url(note.path)
+        try FileManager.default.createDirectory(at: blocker, withIntermediateDirectories: true)
+        try Data("keep\n".utf8).write(to: blocker.appendingPathComponent("inside.txt"))
+
+        let error = #expect(throws: ImportError.self) { try Exporter.export(fixture.store, to: fixture.exportFolder) }
+        guard case .exportFailed(let path, _)? = error else {
+            Issue.record("expected exportFailed, got \(String(describing: error))")
+            return
+        }
+        #expect(path == blocker.path)
+        let notes = try FileManager.default.contentsOfDirectory(atPath: blocker.deletingLastPathComponent().path)
+        #expect(notes == [blocker.lastPathComponent], "the temporary file was removed")
+        #expect(try String(contentsOf: blocker.appendingPathComponent("inside.txt"), encoding: .utf8) == "keep\n")
+    }
 }
