@@ -125,6 +125,12 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     /// A write based on `expected` met the item at `actual`.
     case versionConflict(id: ItemID, expected: Int64, actual: Int64)
     case invalidPath(String, reason: String)
+    /// An insert met a live item with the same id (ids are unique; the file's `id:` decides).
+    case itemExists(id: ItemID, path: String)
+    /// An update tried to turn a book into a note or back; the kind decides the folder.
+    case kindMismatch(id: ItemID, stored: ItemKind, given: ItemKind)
+    /// A stored record could not be decoded (written by a newer Shelf, or damaged).
+    case damagedRecord(id: ItemID, reason: String)
 
     public var description: String {
         switch self {
@@ -142,6 +148,12 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
             "item \(id) changed meanwhile (version \(actual), this write was based on \(expected)); reload and try again."
         case .invalidPath(let path, let reason):
             "\(path) is not a valid item path: \(reason)."
+        case .itemExists(let id, let path):
+            "an item with id \(id) already exists at \(path); give the new item another id, or update the existing one."
+        case .kindMismatch(let id, let stored, let given):
+            "item \(id) is a \(stored.rawValue) and cannot become a \(given.rawValue); create a new \(given.rawValue) instead."
+        case .damagedRecord(let id, let reason):
+            "the stored record of item \(id) cannot be read (\(reason)); it may come from a newer Shelf, or the library is damaged."
         }
     }
 }

@@ -1,0 +1,32 @@
+import GRDB
+import ShelfModel
+
+/// The `change_feed` table: one row per change, numbered by an AUTOINCREMENT sequence that never
+/// reuses a number, so another process can follow the feed by remembering the last sequence.
+enum ChangeFeed {
+    static func append(_ kind: Change.Kind, id: ItemID, path: String, previousPath: String? = nil,
+                       in db: Database) throws {
+        let statement = try db.cachedStatement(sql: """
+            INSERT INTO change_feed (kind, item_id, path, previous_path) VALUES (?, ?, ?, ?)
+            """)
+        try statement.execute(arguments: [kind.rawValue, id.rawValue, path, previousPath])
+    }
+
+    static func changes(after sequence: Int64, limit: Int, in db: Database) throws -> [Change] {
+        try Row.fetchAll(db, sql: """
+            SELECT sequence, kind, item_id, path, previous_path FROM change_feed
+            WHERE sequence > ? ORDER BY sequence LIMIT ?
+            """, arguments: [sequence, limit]).map { row in
+            let rawKind: String = row[1]
+            guard let kind = Change.Kind(rawValue: rawKind) else {
+                throw StoreError.damagedRecord(id: ItemID(rawValue: row[2]), reason: "unknown change kind \(rawKind)")
+            }
+            return Change(sequence: row[0], kind: kind, id: ItemID(rawValue: row[2]), path: row[3],
+                          previousPath: row[4])
+        }
+    }
+
+    static func lastSequence(in db: Database) throws -> Int64 {
+        try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM change_feed") ?? 0
+    }
+}

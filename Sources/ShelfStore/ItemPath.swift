@@ -1,0 +1,84 @@
+import ShelfModel
+
+/// Where item files may live: `<Kind folder>/[sub folders/]<name>.md`, relative to the library
+/// root. Checked on every write that sets a path, so the mount and exports never meet a path
+/// they cannot show.
+enum ItemPath {
+    /// Throws `invalidPath` unless `path` is a valid place for an item of `kind`.
+    static func validate(_ path: String, for kind: ItemKind) throws {
+        try checkComponents(of: path)
+        guard path.hasPrefix(kind.folderName + "/") else {
+            throw StoreError.invalidPath(path, reason: "a \(kind.rawValue) lives under \(kind.folderName)/, e.g. \(kind.folderName)/Title.md")
+        }
+        let name = fileName(of: path)
+        guard name.hasSuffix(".md"), name != ".md" else {
+            throw StoreError.invalidPath(path, reason: "item files end in .md after a name, e.g. \(kind.folderName)/Title.md")
+        }
+        guard !name.hasPrefix(".") else {
+            throw StoreError.invalidPath(path, reason: "a name starting with a dot is a hidden plain file, not an item; drop the leading dot")
+        }
+    }
+
+    /// Checks the two sides of a folder rename and returns the kind of the items it moves.
+    /// Throws `invalidPath` for a kind's top folder itself, a move across kinds, or a folder
+    /// moved into itself or over one of its parents (which `rename(2)` refuses too).
+    static func validateFolderMove(from: String, to: String) throws -> ItemKind {
+        let kind = try subfolderKind(from)
+        guard try subfolderKind(to) == kind else {
+            throw StoreError.invalidPath(to, reason: "folders of \(kind.folderName)/ can only move within \(kind.folderName)/")
+        }
+        guard !to.hasPrefix(from + "/"), !from.hasPrefix(to + "/") else {
+            throw StoreError.invalidPath(to, reason: "a folder cannot move into itself or over a folder that contains it")
+        }
+        return kind
+    }
+
+    /// The folder part of `path`: `Books/Shelf` for `Books/Shelf/Dune.md`.
+    static func folder(of path: String) -> Substring {
+        path[..<(path.lastIndex(of: "/") ?? path.startIndex)]
+    }
+
+    /// The file name part of `path`: `Dune.md` for `Books/Shelf/Dune.md`.
+    static func fileName(of path: String) -> Substring {
+        path[(path.lastIndex(of: "/").map(path.index(after:)) ?? path.startIndex)...]
+    }
+
+    /// The kind of a folder below a kind's top folder (`Books/Fantasy` → book).
+    private static func subfolderKind(_ folder: String) throws -> ItemKind {
+        try checkComponents(of: folder)
+        guard let slash = folder.firstIndex(of: "/"), let kind = ItemKind(folderName: String(folder[..<slash])) else {
+            throw StoreError.invalidPath(folder, reason: "only folders inside Books/ or Notes/ can move, not the top folders themselves")
+        }
+        return kind
+    }
+
+    /// Rejects absolute paths, NUL characters and empty, `.` or `..` components. One pass over
+    /// the bytes: imports check a path for every row.
+    private static func checkComponents(of path: String) throws {
+        guard !path.hasPrefix("/") else {
+            throw StoreError.invalidPath(path, reason: "paths are relative to the library root; drop the leading /")
+        }
+        var length = 0
+        var dots = 0
+        /// Whether the component just ended is empty, `.` or `..`.
+        func endsBadComponent() -> Bool { length == 0 || (dots == length && dots <= 2) }
+        for byte in path.utf8 {
+            switch byte {
+            case 0:
+                throw StoreError.invalidPath(path, reason: "a path cannot contain a NUL character")
+            case UInt8(ascii: "/"):
+                if endsBadComponent() { throw badComponent(path) }
+                length = 0
+                dots = 0
+            default:
+                length += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
+        }
+        if endsBadComponent() { throw badComponent(path) }
+    }
+
+    private static func badComponent(_ path: String) -> StoreError {
+        .invalidPath(path, reason: "empty, . and .. path components are not allowed")
+    }
+}

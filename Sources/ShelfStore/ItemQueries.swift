@@ -1,0 +1,146 @@
+import Foundation
+import GRDB
+import ShelfModel
+
+/// A row of the `item` table with the bookkeeping the public `ItemRecord` does not show.
+struct StoredItem {
+    /// The row's stable key, also the search index's rowid.
+    var serial: Int64
+    var record: ItemRecord
+    /// Set while the item is in the trash.
+    var trashedAt: Date?
+
+    var isLive: Bool { trashedAt == nil }
+}
+
+/// Every read of the `item` table, shared by `LibraryStore` (in a read transaction) and
+/// `StoreWriter` (inside its write transaction), so both see items the same way.
+///
+/// Public reads show live items only; a trashed item is reachable through `trashedItems()`,
+/// `restore` and by inserting its id again.
+struct ItemQueries {
+    let db: Database
+    private let coding = RecordCoding()
+
+    init(db: Database) { self.db = db }
+
+    private static let recordColumns =
+        "serial, id, path, version, modified, record, content, draft_diagnostics, trashed_at"
+    private static let summaryColumns =
+        "id, kind, title, path, version, modified, size, favorite, draft_diagnostics IS NOT NULL"
+
+    /// Whether an item with `id` is stored, and where.
+    enum Presence { case absent, live, trashed }
+
+    /// One scalar lookup, cheaper than loading the row: inserts ask it for every new item.
+    func presence(of id: ItemID) throws -> Presence {
+        let statement = try db.cachedStatement(sql: "SELECT trashed_at IS NOT NULL FROM item WHERE id = ?")
+        switch try Bool.fetchOne(statement, arguments: [id.rawValue]) {
+        case nil: return .absent
+        case false?: return .live
+        case true?: return .trashed
+        }
+    }
+
+    /// The item with `id`, live or trashed.
+    func stored(id: ItemID) throws -> StoredItem? {
+        let statement = try db.cachedStatement(sql: "SELECT \(Self.recordColumns) FROM item WHERE id = ?")
+        return try Row.fetchOne(statement, arguments: [id.rawValue]).map(storedItem)
+    }
+
+    func liveRecord(id: ItemID) throws -> ItemRecord? {
+        try stored(id: id).flatMap { $0.isLive ? $0.record : nil }
+    }
+
+    func liveRecord(atPath path: String) throws -> ItemRecord? {
+        let statement = try db.cachedStatement(
+            sql: "SELECT \(Self.recordColumns) FROM item WHERE path = ? AND trashed_at IS NULL")
+        return try Row.fetchOne(statement, arguments: [path]).map(storedItem)?.record
+    }
+
+    /// Whether a live item has `path` (an index lookup).
+    func isLivePath(_ path: String) throws -> Bool {
+        let statement = try db.cachedStatement(sql: "SELECT 1 FROM item WHERE path = ? AND trashed_at IS NULL")
+        return try Bool.fetchOne(statement, arguments: [path]) != nil
+    }
+
+    func liveBookID(sourceID: String) throws -> ItemID? {
+        let statement = try db.cachedStatement(sql: """
+            SELECT id FROM item WHERE source_id = ? AND kind = 'book' AND trashed_at IS NULL LIMIT 1
+            """)
+        return try String.fetchOne(statement, arguments: [sourceID]).map(ItemID.init(rawValue:))
+    }
+
+    func liveSummary(id: ItemID) throws -> ItemSummary? {
+        try Row.fetchOne(db, sql: "SELECT \(Self.summaryColumns) FROM item WHERE id = ? AND trashed_at IS NULL",
+                         arguments: [id.rawValue]).map(Self.summary)
+    }
+
+    /// Live items ordered by path, straight from the columns: no record or content is decoded.
+    func liveSummaries(kind: ItemKind?) throws -> [ItemSummary] {
+        var sql = "SELECT \(Self.summaryColumns) FROM item WHERE trashed_at IS NULL"
+        var arguments: StatementArguments = []
+        if let kind {
+            sql += " AND kind = ?"
+            arguments += [kind.rawValue]
+        }
+        sql += " ORDER BY path"
+        let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        var summaries: [ItemSummary] = []
+        while let row = try rows.next() {
+            summaries.append(try Self.summary(row))
+        }
+        return summaries
+    }
+
+    /// Trashed items, most recently trashed first.
+    func trashed() throws -> [TrashedItem] {
+        try Row.fetchAll(db, sql: """
+            SELECT id, kind, title, path, trashed_at FROM item
+            WHERE trashed_at IS NOT NULL ORDER BY trashed_at DESC, path
+            """).map { row in
+            let id = ItemID(rawValue: row[0])
+            return TrashedItem(id: id, kind: try Self.kind(row[1], of: id), title: row[2],
+                        originalPath: row[3], trashedAt: Date(storedSeconds: row[4]))
+        }
+    }
+
+    /// Live items whose path lies under `folder/`, as `(serial, id, path)` (an index range scan).
+    func liveItems(under folder: String) throws -> [(serial: Int64, id: ItemID, path: String)] {
+        // Every path under `folder/` sorts between `folder/` and `folder0` ('0' follows '/').
+        try Row.fetchAll(db, sql: """
+            SELECT serial, id, path FROM item
+            WHERE path >= ? AND path < ? AND trashed_at IS NULL ORDER BY path
+            """, arguments: [folder + "/", folder + "0"]).map { row in
+            (serial: row[0], id: ItemID(rawValue: row[1]), path: row[2])
+        }
+    }
+
+    private func storedItem(_ row: Row) throws -> StoredItem {
+        let id = ItemID(rawValue: row[1])
+        let diagnostics: Data? = row[7]
+        let record = ItemRecord(
+            item: try coding.decodeItem(row[5], id: id),
+            version: row[3],
+            path: row[2],
+            modified: Date(storedSeconds: row[4]),
+            content: row[6],
+            draftDiagnostics: try diagnostics.map { try coding.decodeDiagnostics($0, id: id) })
+        let trashedAt: Double? = row[8]
+        return StoredItem(serial: row[0], record: record, trashedAt: trashedAt.map(Date.init(storedSeconds:)))
+    }
+
+    private static func summary(_ row: Row) throws -> ItemSummary {
+        let id = ItemID(rawValue: row[0])
+        return ItemSummary(id: id, kind: try kind(row[1], of: id), title: row[2], path: row[3],
+                    version: row[4], modified: Date(storedSeconds: row[5]), size: row[6],
+                    favorite: row[7], hasDraft: row[8])
+    }
+
+    private static func kind(_ rawValue: String, of id: ItemID) throws -> ItemKind {
+        guard let kind = ItemKind(rawValue: rawValue) else {
+            throw StoreError.damagedRecord(id: id, reason: "unknown item kind \(rawValue)")
+        }
+        return kind
+    }
+}

@@ -1,0 +1,53 @@
+import GRDB
+
+/// The library's SQLite schema, as an ordered list of migrations.
+///
+/// Every process that opens a library runs the migrator, so an older library is brought up to
+/// date by whichever program touches it first; migrations already applied are skipped.
+enum Schema {
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: items, change feed, full-text search") { db in
+            // `serial` is an explicit INTEGER PRIMARY KEY so the rowid the search index points
+            // at can never be renumbered (VACUUM may renumber implicit rowids).
+            try db.execute(sql: """
+                CREATE TABLE item (
+                    serial INTEGER PRIMARY KEY,
+                    id TEXT NOT NULL UNIQUE,
+                    kind TEXT NOT NULL,
+                    title TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    modified REAL NOT NULL,
+                    record BLOB NOT NULL,
+                    content TEXT NOT NULL,
+                    size INTEGER NOT NULL,
+                    draft_diagnostics BLOB,
+                    favorite INTEGER NOT NULL,
+                    source_id TEXT,
+                    trashed_at REAL
+                );
+                -- Paths are unique among live items only: a trashed item keeps the path it
+                -- had, for restore, while a new item may take it.
+                CREATE UNIQUE INDEX item_live_path ON item(path) WHERE trashed_at IS NULL;
+                CREATE INDEX item_source_id ON item(source_id) WHERE source_id IS NOT NULL;
+                CREATE INDEX item_trashed_at ON item(trashed_at) WHERE trashed_at IS NOT NULL;
+
+                CREATE TABLE change_feed (
+                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                    kind TEXT NOT NULL,
+                    item_id TEXT NOT NULL,
+                    path TEXT NOT NULL,
+                    previous_path TEXT
+                );
+
+                -- rowid = item.serial. A regular (not contentless) table, because snippet()
+                -- needs the indexed text.
+                CREATE VIRTUAL TABLE item_search USING fts5(
+                    title, author, body, tokenize = 'unicode61 remove_diacritics 2'
+                );
+                """)
+        }
+        return migrator
+    }
+}

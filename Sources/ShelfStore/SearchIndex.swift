@@ -1,0 +1,83 @@
+import GRDB
+import ShelfModel
+
+/// The `item_search` FTS5 table: what of an item is searchable, and how any user text becomes
+/// a query FTS5 accepts.
+///
+/// It indexes every item row (trashed ones too, so trash and restore need not touch it); the
+/// search joins back to `item` and keeps live items only.
+enum SearchIndex {
+    /// Indexes `item` under the row `serial`, replacing what was indexed there before.
+    static func reindex(_ item: Item, serial: Int64, in db: Database) throws {
+        try remove(serial: serial, in: db)
+        try add(item, serial: serial, in: db)
+    }
+
+    /// Indexes a new row `serial`.
+    static func add(_ item: Item, serial: Int64, in db: Database) throws {
+        let document = Document(item)
+        try db.cachedStatement(sql: "INSERT INTO item_search (rowid, title, author, body) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [serial, document.title, document.author, document.body])
+    }
+
+    static func remove(serial: Int64, in db: Database) throws {
+        try db.cachedStatement(sql: "DELETE FROM item_search WHERE rowid = ?").execute(arguments: [serial])
+    }
+
+    /// Drops the index rows of every trashed item (before they are deleted for good).
+    static func removeTrashed(in db: Database) throws {
+        try db.execute(sql: """
+            DELETE FROM item_search WHERE rowid IN (SELECT serial FROM item WHERE trashed_at IS NOT NULL)
+            """)
+    }
+
+    /// Live items matching every word of `text`, best first, with a `[`…`]`-marked excerpt.
+    static func search(_ text: String, limit: Int, in db: Database) throws -> [SearchHit] {
+        guard let match = matchExpression(for: text) else { return [] }
+        return try Row.fetchAll(db, sql: """
+            SELECT item.id, item.kind, item.title, item.path,
+                   snippet(item_search, -1, '[', ']', '…', 12)
+            FROM item_search JOIN item ON item.serial = item_search.rowid
+            WHERE item_search MATCH ? AND item.trashed_at IS NULL
+            ORDER BY item_search.rank LIMIT ?
+            """, arguments: [match, limit]).map { row in
+            let id = ItemID(rawValue: row[0])
+            let rawKind: String = row[1]
+            guard let kind = ItemKind(rawValue: rawKind) else {
+                throw StoreError.damagedRecord(id: id, reason: "unknown item kind \(rawKind)")
+            }
+            return SearchHit(id: id, kind: kind, title: row[2], path: row[3], snippet: row[4])
+        }
+    }
+
+    /// Each whitespace-separated word of `text` as a quoted FTS5 string (inner `"` doubled), so
+    /// operators, column filters and stray quotes in user text are searched for, never parsed.
+    /// Control characters separate words too: SQLite would cut the query at a NUL, mid-string.
+    /// Nil when there is no word to look for.
+    static func matchExpression(for text: String) -> String? {
+        let words = text.split { $0.isWhitespace || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control } }
+        guard !words.isEmpty else { return nil }
+        return words.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " ")
+    }
+
+    /// The indexed text of one item.
+    private struct Document {
+        var title: String
+        var author: String
+        var body: String
+
+        init(_ item: Item) {
+            title = item.title
+            switch item {
+            case .book(let book):
+                author = book.author ?? ""
+                let passageTexts = book.passages.flatMap { [$0.text, $0.note, $0.aiSummary].compactMap { $0 } }
+                body = ([book.introduction] + passageTexts + [book.appendix])
+                    .filter { !$0.isEmpty }.joined(separator: "\n\n")
+            case .note(let note):
+                author = ""
+                body = note.content
+            }
+        }
+    }
+}

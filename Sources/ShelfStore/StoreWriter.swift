@@ -1,0 +1,242 @@
+import Foundation
+import GRDB
+import ShelfModel
+import ShelfMarkdown
+
+/// The writes of one transaction. Every write bumps the item's version, sets its modification
+/// time and appends to the change feed; a write that changes nothing does neither.
+///
+/// The version counts changes of what the file shows (record, content, draft). Renames, trash
+/// and restore change where the file is, not its bytes, so they keep the version: an editor
+/// that renamed the file away and writes it back saves against the version it opened.
+///
+/// Each write checks everything it needs (paths, versions, ids) before it changes anything, so
+/// a refused write leaves the library as it was even when the caller catches the error and
+/// goes on inside the same transaction (imports do, row by row).
+public struct StoreWriter {
+    private let db: Database
+    private let queries: ItemQueries
+    private let coding = RecordCoding()
+
+    init(db: Database) {
+        self.db = db
+        self.queries = ItemQueries(db: db)
+    }
+
+    public func record(id: ItemID) throws -> ItemRecord? { try queries.liveRecord(id: id) }
+    public func record(atPath path: String) throws -> ItemRecord? { try queries.liveRecord(atPath: path) }
+    /// The live book imported from `sourceID`, if any.
+    public func bookID(sourceID: String) throws -> ItemID? { try queries.liveBookID(sourceID: sourceID) }
+
+    /// Adds an item. `path` nil: `<Kind folder>/<FileNaming name>.md`, uniquified. `sourceText`:
+    /// the bytes the file shows (must parse to `item`); nil: the canonical render. An id that is
+    /// in the trash brings that item back (its history kept) with this content.
+    ///
+    /// Throws `itemExists` when a live item has the id, `pathTaken` / `invalidPath` for `path`.
+    public func insert(_ item: Item, path: String?, sourceText: String?) throws -> ItemRecord {
+        let presence = try queries.presence(of: item.id)
+        if presence == .live, let live = try queries.liveRecord(id: item.id) {
+            throw StoreError.itemExists(id: item.id, path: live.path)
+        }
+        let path = try path.map { try claimablePath($0, for: item.kind) } ?? defaultPath(for: item)
+        let content = sourceText ?? MarkdownCodec.render(item)
+        let record: ItemRecord
+        if presence == .trashed, let trashed = try queries.stored(id: item.id) {
+            record = try replace(trashed, with: item, content: content, path: path)
+        } else {
+            record = ItemRecord(item: item, version: 1, path: path, modified: Date(), content: content,
+                                draftDiagnostics: nil)
+            try insertRow(record)
+        }
+        try ChangeFeed.append(.added, id: item.id, path: path, in: db)
+        return record
+    }
+
+    /// Replaces the record (never its path) and clears a pending draft. `basedOn`: the version
+    /// the writer started from; a different stored version throws `versionConflict`.
+    /// `sourceText` nil keeps the shown text while the record is unchanged (byte-stable saves)
+    /// and renders the record canonically otherwise.
+    public func update(_ item: Item, basedOn version: Int64?, sourceText: String?) throws -> ItemRecord {
+        let stored = try liveItem(item.id)
+        let current = stored.record
+        if let version, version != current.version {
+            throw StoreError.versionConflict(id: item.id, expected: version, actual: current.version)
+        }
+        guard item.kind == current.item.kind else {
+            throw StoreError.kindMismatch(id: item.id, stored: current.item.kind, given: item.kind)
+        }
+        // While a draft is pending the stored content is the draft, which a valid save replaces.
+        let keepsShownText = item == current.item && current.draftDiagnostics == nil
+        let content = sourceText ?? (keepsShownText ? current.content : MarkdownCodec.render(item))
+        if keepsShownText && content == current.content { return current }
+        let record = try replace(stored, with: item, content: content, path: current.path)
+        try ChangeFeed.append(.updated, id: item.id, path: record.path, in: db)
+        return record
+    }
+
+    /// Keeps an invalid save verbatim as what the file shows; the record stays as it was.
+    public func saveDraft(id: ItemID, text: String, diagnostics: [Diagnostic]) throws -> ItemRecord {
+        let stored = try liveItem(id)
+        var record = stored.record
+        if text == record.content && diagnostics == record.draftDiagnostics { return record }
+        record.content = text
+        record.draftDiagnostics = diagnostics
+        record.version += 1
+        record.modified = Date()
+        try db.cachedStatement(sql: """
+            UPDATE item SET content = ?, size = ?, draft_diagnostics = ?, version = ?, modified = ?
+            WHERE serial = ?
+            """).execute(arguments: [text, text.utf8.count, try coding.encode(diagnostics), record.version,
+                                     record.modified.storedSeconds, stored.serial])
+        try ChangeFeed.append(.updated, id: id, path: record.path, in: db)
+        return record
+    }
+
+    /// Renames one item file (`pathTaken` if another live item has `path`). Only the path
+    /// changes; see the type's notes on versions.
+    public func move(id: ItemID, to path: String) throws -> ItemRecord {
+        var record = try liveItem(id).record
+        guard path != record.path else { return record }
+        let previousPath = record.path
+        record.path = try claimablePath(path, for: record.item.kind)
+        try setPath(path, ofItem: id)
+        try ChangeFeed.append(.updated, id: id, path: path, previousPath: previousPath, in: db)
+        return record
+    }
+
+    /// Renames a folder: every item whose path starts with `from/` moves under `to/`.
+    /// `pathTaken` (and nothing moved) if any new path is taken by another live item.
+    public func moveFolder(from: String, to: String) throws {
+        let kind = try ItemPath.validateFolderMove(from: from, to: to)
+        let moves = try queries.liveItems(under: from).map { item in
+            (id: item.id, from: item.path, to: to + item.path.dropFirst(from.count))
+        }
+        // The folders do not nest (checked above), so no new path is the old path of an item
+        // that moves too: a taken path belongs to an item that stays.
+        for move in moves {
+            _ = try claimablePath(move.to, for: kind)
+        }
+        for move in moves {
+            try setPath(move.to, ofItem: move.id)
+            try ChangeFeed.append(.updated, id: move.id, path: move.to, previousPath: move.from, in: db)
+        }
+    }
+
+    /// Soft delete: the item leaves every listing, keeps its path for `restore`.
+    public func trash(id: ItemID) throws {
+        let record = try liveItem(id).record
+        try db.cachedStatement(sql: "UPDATE item SET trashed_at = ? WHERE id = ?")
+            .execute(arguments: [Date().storedSeconds, id.rawValue])
+        try ChangeFeed.append(.removed, id: id, path: record.path, in: db)
+    }
+
+    /// Brings an item back at its old path (uniquified if taken since). Restoring an item that
+    /// is not in the trash returns it as it is.
+    public func restore(id: ItemID) throws -> ItemRecord {
+        guard let stored = try queries.stored(id: id) else { throw StoreError.itemNotFound(id) }
+        guard !stored.isLive else { return stored.record }
+        var record = stored.record
+        record.path = try uniquified(record.path)
+        try db.cachedStatement(sql: "UPDATE item SET trashed_at = NULL, path = ? WHERE serial = ?")
+            .execute(arguments: [record.path, stored.serial])
+        try ChangeFeed.append(.added, id: id, path: record.path, in: db)
+        return record
+    }
+
+    /// Deletes trashed items for good; returns how many.
+    public func emptyTrash() throws -> Int {
+        try SearchIndex.removeTrashed(in: db)
+        try db.execute(sql: "DELETE FROM item WHERE trashed_at IS NOT NULL")
+        return db.changesCount
+    }
+
+    // MARK: Building blocks
+
+    private func liveItem(_ id: ItemID) throws -> StoredItem {
+        guard let stored = try queries.stored(id: id), stored.isLive else { throw StoreError.itemNotFound(id) }
+        return stored
+    }
+
+    /// `path`, checked to be a valid place for a `kind` item that no live item holds.
+    private func claimablePath(_ path: String, for kind: ItemKind) throws -> String {
+        try ItemPath.validate(path, for: kind)
+        guard try !queries.isLivePath(path) else { throw StoreError.pathTaken(path) }
+        return path
+    }
+
+    /// `<Kind folder>/<file name from the title>`, with a ` (2)`-style suffix if taken.
+    private func defaultPath(for item: Item) throws -> String {
+        let path = try uniquified(FileNaming.fileName(for: item), in: item.kind.folderName)
+        try ItemPath.validate(path, for: item.kind)
+        return path
+    }
+
+    /// `path`, or the first free ` (n)` variant of its file name in the same folder.
+    private func uniquified(_ path: String) throws -> String {
+        try uniquified(String(ItemPath.fileName(of: path)), in: ItemPath.folder(of: path))
+    }
+
+    /// `folder/name`, or the first free ` (n)` variant; each candidate is one index lookup.
+    private func uniquified(_ name: String, in folder: some StringProtocol) throws -> String {
+        var lookupError: Error?
+        let free = FileNaming.uniqued(name) { candidate in
+            do {
+                return try queries.isLivePath(folder + "/" + candidate)
+            } catch {
+                lookupError = error
+                return false
+            }
+        }
+        if let lookupError { throw lookupError }
+        return folder + "/" + free
+    }
+
+    private func insertRow(_ record: ItemRecord) throws {
+        let item = record.item
+        try db.cachedStatement(sql: """
+            INSERT INTO item (id, kind, title, path, version, modified, record, content, size,
+                              draft_diagnostics, favorite, source_id, trashed_at)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, NULL)
+            """).execute(arguments: [
+                item.id.rawValue, item.kind.rawValue, item.title, record.path, record.version,
+                record.modified.storedSeconds, try coding.encode(item), record.content,
+                record.content.utf8.count, item.isFavorite, item.sourceID,
+            ])
+        try SearchIndex.add(item, serial: db.lastInsertedRowID, in: db)
+    }
+
+    /// Writes a new record and content over `stored` (live, or trashed and now revived) at
+    /// `path`, with the next version and no draft.
+    private func replace(_ stored: StoredItem, with item: Item, content: String, path: String) throws -> ItemRecord {
+        let record = ItemRecord(item: item, version: stored.record.version + 1, path: path, modified: Date(),
+                                content: content, draftDiagnostics: nil)
+        try db.cachedStatement(sql: """
+            UPDATE item SET kind = ?, title = ?, path = ?, version = ?, modified = ?, record = ?,
+                            content = ?, size = ?, draft_diagnostics = NULL, favorite = ?,
+                            source_id = ?, trashed_at = NULL
+            WHERE serial = ?
+            """).execute(arguments: [
+                item.kind.rawValue, item.title, path, record.version, record.modified.storedSeconds,
+                try coding.encode(item), content, content.utf8.count, item.isFavorite, item.sourceID,
+                stored.serial,
+            ])
+        try SearchIndex.reindex(item, serial: stored.serial, in: db)
+        return record
+    }
+
+    private func setPath(_ path: String, ofItem id: ItemID) throws {
+        try db.cachedStatement(sql: "UPDATE item SET path = ? WHERE id = ?").execute(arguments: [path, id.rawValue])
+    }
+}
+
+extension Item {
+    /// The `favorite` column: notes can be favorites, books cannot (yet).
+    fileprivate var isFavorite: Bool {
+        if case .note(let note) = self { note.favorite } else { false }
+    }
+
+    /// The `source_id` column, for finding a book again on re-import.
+    fileprivate var sourceID: String? {
+        if case .book(let book) = self { book.sourceID } else { nil }
+    }
+}
