@@ -1,19 +1,22 @@
 import Foundation
 import ShelfModel
 
-/// A row that was not imported, and why.
+/// A row (or, in a folder import, a file) that was not imported, and why.
 public struct ImportProblem: Error, Hashable, Sendable, CustomStringConvertible {
-    /// 1-based line of the file where the row (or clipping) starts.
+    /// In a folder import, the file's path inside the folder; nil for single-file imports.
+    public var file: String?
+    /// 1-based line of the file where the row (or clipping, or problem) starts.
     public var line: Int
     public var message: String
 
-    public init(line: Int, message: String) {
+    public init(file: String? = nil, line: Int, message: String) {
+        self.file = file
         self.line = line
         self.message = message
     }
 
-    /// `line 7: date_finished: "2025/13/45" is not a date (…)`
-    public var description: String { "line \(line): \(message)" }
+    /// `line 7: date_finished: "2025/13/45" is not a date (…)`, or `Books/Dune.md line 3: …`
+    public var description: String { (file.map { "\($0) " } ?? "") + "line \(line): \(message)" }
 }
 
 /// Turns the records of one CSV file into `ImportedBook`s, by a column map resolved against

@@ -22,6 +22,8 @@ public enum ImportError: Error, Equatable, CustomStringConvertible {
     case unknownColumn(String, available: [String])
     /// The file has no column for a field every book needs (its title).
     case missingColumn(field: String, available: [String])
+    /// `--format markdown` on something that is not a folder with `Books/` or `Notes/` in it.
+    case notAMarkdownFolder(path: String)
     /// The export folder cannot be created or written.
     case exportFailed(path: String, reason: String)
 
@@ -43,6 +45,8 @@ public enum ImportError: Error, Equatable, CustomStringConvertible {
             "--map names the column \"\(column)\", which the file does not have; its columns are: \(available.joined(separator: ", "))."
         case .missingColumn(let field, let available):
             "the file has no column for \(field) (its columns are: \(available.joined(separator: ", "))). Name the column that holds it with --map 'COLUMN=\(field)'."
+        case .notAMarkdownFolder(let path):
+            "\(path) is not a folder of Markdown items: it has no Books/ or Notes/ folder. Import a folder written by `shelf export` (or laid out like the mount), or drop --format markdown."
         case .exportFailed(let path, let reason):
             "cannot export to \(path): \(reason). Check that the folder is writable and the disk has space."
         }

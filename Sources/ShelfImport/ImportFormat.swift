@@ -12,6 +12,9 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case csv
     /// A Kindle's `My Clippings.txt`.
     case kindle
+    /// A folder laid out like the mount or an export (`Books/…md`, `Notes/…md`): a backup, an
+    /// export from another library, a vault copied from another machine.
+    case markdown
 
     /// Parses a `--format` argument; `ImportError.unknownFormat` names the choices.
     public init(argument: String) throws {

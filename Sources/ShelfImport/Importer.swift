@@ -50,6 +50,12 @@ public struct Importer: Sendable {
     /// all (nothing is written then); bad rows are skipped and listed in the summary.
     public func importFile(_ file: URL, into store: LibraryStore,
                            progress: (ImportProgress) -> Void = { _ in }) throws -> ImportSummary {
+        if format == .markdown || MarkdownFolderImport.isFolder(file) {
+            if let assignment = columnMap.assignments.first {
+                throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "Markdown files have no columns to map")
+            }
+            return try MarkdownFolderImport.run(folder: file, into: store, progress: progress)
+        }
         let text = try SourceText.load(file)
         let isKindle = format.map { $0 == .kindle } ?? KindleClippings.looksLikeClippings(text)
         if isKindle {
