@@ -55,6 +55,10 @@ public enum Exporter {
         var manifest = Manifest()
         /// Folders with renames or removals; each is synced once, before the manifest is.
         var changedFolders = Set<URL>()
+        /// Changed files, written to temporary files first and renamed into place together
+        /// after one `syncfs`: 10,000 fsyncs would cost far more than the writes themselves.
+        var staged: [(temporary: URL, target: URL)] = []
+        defer { staged.forEach { unlink($0.temporary.path) } }
         for item in try store.summaries() {
             guard let record = try store.record(id: item.id) else { continue }
             guard isSafeRelativePath(record.path) else {
@@ -69,12 +73,18 @@ public enum Exporter {
             }
             try attempt(target) {
                 try fileManager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
-                try writeAtomically(data, to: target)
+                staged.append((try stage(data, for: target, durably: false), target))
             }
             // The file's folder holds the rename; its parent may hold a folder just created.
             changedFolders.insert(target.deletingLastPathComponent())
             changedFolders.insert(target.deletingLastPathComponent().deletingLastPathComponent())
             summary.written += 1
+        }
+        if !staged.isEmpty {
+            syncStagedFiles()
+            while let (temporary, target) = staged.popLast() {
+                try attempt(target) { try publish(temporary, as: target) }
+            }
         }
 
         for (path, writtenHash) in previous.files.sorted(by: { $0.key < $1.key })
@@ -107,10 +117,16 @@ public enum Exporter {
 
     /// Writes `data` to `url` so that readers and crashes see the old or the new bytes only:
     /// a synced temporary file renamed over `url`. The rename is durable once the caller has
-    /// synced the folder (`syncFolder`), which exports do once per folder, not once per file.
+    /// synced the folder (`syncFolder`).
     static func writeAtomically(_ data: Data, to url: URL) throws {
-        let folder = url.deletingLastPathComponent()
-        let temporary = folder.appendingPathComponent(".\(url.lastPathComponent).shelf-tmp-\(UUID().uuidString.prefix(8))")
+        try publish(stage(data, for: url, durably: true), as: url)
+    }
+
+    /// Writes `data` to a new hidden temporary file beside `url` and returns it; `durably`
+    /// fsyncs it (otherwise the caller syncs the file system before publishing it).
+    static func stage(_ data: Data, for url: URL, durably: Bool) throws -> URL {
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).shelf-tmp-\(UUID().uuidString.prefix(8))")
         let file = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard file >= 0 else { throw POSIXFailure(operation: "create \(temporary.lastPathComponent)") }
         var written = 0
@@ -123,7 +139,7 @@ public enum Exporter {
                 }
                 written += count
             }
-            return fsync(file)
+            return durably ? fsync(file) : 0
         }
         let failure = result == 0 ? nil : POSIXFailure(operation: "write \(url.lastPathComponent)")
         close(file)
@@ -131,11 +147,22 @@ public enum Exporter {
             unlink(temporary.path)
             throw failure
         }
+        return temporary
+    }
+
+    /// Renames a staged temporary file over `url` (removing the temporary file if that fails).
+    static func publish(_ temporary: URL, as url: URL) throws {
         guard rename(temporary.path, url.path) == 0 else {
             let failure = POSIXFailure(operation: "rename onto \(url.lastPathComponent)")
             unlink(temporary.path)
             throw failure
         }
+    }
+
+    /// Makes every staged file durable in one call. `sync()` rather than `syncfs()` (which
+    /// Glibc's Swift module does not expose): on Linux it returns once the data is written.
+    private static func syncStagedFiles() {
+        sync()
     }
 
     /// Makes a rename in `folder` durable.
