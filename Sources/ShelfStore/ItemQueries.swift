@@ -77,12 +77,13 @@ struct ItemQueries {
     }
 
     /// Live items ordered by path, straight from the columns: no record or content is decoded.
+    /// A kind is its top folder, so filtering by kind is a range of the path index.
     func liveSummaries(kind: ItemKind?) throws -> [ItemSummary] {
         var sql = "SELECT \(Self.summaryColumns) FROM item WHERE trashed_at IS NULL"
         var arguments: StatementArguments = []
         if let kind {
-            sql += " AND kind = ?"
-            arguments += [kind.rawValue]
+            sql += " AND path >= ? AND path < ?"
+            arguments += Self.pathRange(under: kind.folderName)
         }
         sql += " ORDER BY path"
         let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
@@ -107,13 +108,17 @@ struct ItemQueries {
 
     /// Live items whose path lies under `folder/`, as `(serial, id, path)` (an index range scan).
     func liveItems(under folder: String) throws -> [(serial: Int64, id: ItemID, path: String)] {
-        // Every path under `folder/` sorts between `folder/` and `folder0` ('0' follows '/').
         try Row.fetchAll(db, sql: """
             SELECT serial, id, path FROM item
             WHERE path >= ? AND path < ? AND trashed_at IS NULL ORDER BY path
-            """, arguments: [folder + "/", folder + "0"]).map { row in
+            """, arguments: Self.pathRange(under: folder)).map { row in
             (serial: row[0], id: ItemID(rawValue: row[1]), path: row[2])
         }
+    }
+
+    /// Bounds of every path under `folder/`: from `folder/` up to `folder0` ('0' follows '/').
+    private static func pathRange(under folder: String) -> StatementArguments {
+        [folder + "/", folder + "0"]
     }
 
     private func storedItem(_ row: Row) throws -> StoredItem {
