@@ -45,15 +45,16 @@ public struct ParsedItem: Hashable, Sendable {
 /// line structure and YAML keys impose; everything else (any Unicode in any field, quotes,
 /// colons, `#`, `---`, `>` or `###` lines inside text, tabs, emoji, right-to-left text, empty
 /// strings) round-trips as is.
-/// - No text holds `\r`: the parser reads `\r\n` and `\r` as `\n` (YAML-quoted frontmatter strings
-///   may hold anything, `\r` included).
+/// - No body text (introduction, appendix, passage text and fields, note content) holds `\r`: the
+///   parser reads `\r\n` and `\r` as `\n`. Frontmatter texts may hold anything, `\r` included,
+///   except a leading U+FEFF, which Yams drops while decoding a scalar.
 /// - A book's `introduction` and `appendix` are empty or end with `\n`; no introduction line is
 ///   `## Passages`; a non-empty appendix starts with a level-1 or level-2 heading line (`## …`).
 /// - A passage id is letters, digits and `-` (an Obsidian block id), unique within its book; a
 ///   page is 0 or more; a location is one non-empty line without spaces or tabs at its ends.
 /// - `current_page`/`total_pages` are 0 or more; `rating` is within 0.5…5; note dates are whole
 ///   seconds in years 1–9999; an item id is not empty.
-/// - Extra property names are at most 200 characters, unique (also within nested mappings), and
+/// - Extra property names are at most 150 Unicode scalars, unique (also within nested mappings), and
 ///   not one of the kind's own keys; their doubles are not NaN.
 public enum MarkdownCodec {
     /// The canonical file text of `item` (frontmatter as Obsidian's Properties panel writes it,

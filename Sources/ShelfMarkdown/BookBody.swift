@@ -3,7 +3,7 @@ import ShelfModel
 /// The body of a book file, below the frontmatter:
 ///
 /// ```
-/// # <title>                ← line breaks in the title become spaces
+/// # <title>                ← line breaks in the title become spaces (`title:` is the truth)
 ///                          ← one blank line
 /// <introduction>           ← verbatim, possibly empty
 /// ## Passages
@@ -263,9 +263,10 @@ extension String {
         isEmpty || utf8.last == UInt8(ascii: "\n") ? self : self + "\n"
     }
 
-    /// Headings hold one line: `\n` becomes a space.
+    /// Headings hold one line: `\n` and `\r` become spaces.
     func replacingLineBreaksWithSpaces() -> String {
-        guard utf8.contains(UInt8(ascii: "\n")) else { return self }
-        return String(decoding: utf8.map { $0 == UInt8(ascii: "\n") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+        let isBreak = { (byte: UInt8) in byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") }
+        guard utf8.contains(where: isBreak) else { return self }
+        return String(decoding: utf8.map { isBreak($0) ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
     }
 }
