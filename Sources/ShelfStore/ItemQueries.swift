@@ -102,7 +102,7 @@ struct ItemQueries {
             """).map { row in
             let id = ItemID(rawValue: row[0])
             return TrashedItem(id: id, kind: try Self.kind(row[1], of: id), title: row[2],
-                        originalPath: row[3], trashedAt: Date(storedSeconds: row[4]))
+                               originalPath: row[3], trashedAt: Date(storedSeconds: row[4]))
         }
     }
 
@@ -138,8 +138,8 @@ struct ItemQueries {
     private static func summary(_ row: Row) throws -> ItemSummary {
         let id = ItemID(rawValue: row[0])
         return ItemSummary(id: id, kind: try kind(row[1], of: id), title: row[2], path: row[3],
-                    version: row[4], modified: Date(storedSeconds: row[5]), size: row[6],
-                    favorite: row[7], hasDraft: row[8])
+                           version: row[4], modified: Date(storedSeconds: row[5]), size: row[6],
+                           favorite: row[7], hasDraft: row[8])
     }
 
     private static func kind(_ rawValue: String, of id: ItemID) throws -> ItemKind {

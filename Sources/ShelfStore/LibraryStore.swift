@@ -90,6 +90,9 @@ public final class LibraryStore: Sendable {
         try translatingDatabaseErrors { try database.write { try body(StoreWriter(db: $0)) } }
     }
 
+    // One-write conveniences: each runs the `StoreWriter` method of the same name (documented
+    // there) in a transaction of its own.
+
     @discardableResult
     public func insert(_ item: Item, path: String? = nil, sourceText: String? = nil) throws -> ItemRecord {
         try write { try $0.insert(item, path: path, sourceText: sourceText) }
