@@ -89,28 +89,28 @@ public enum MarkdownCodec {
 ///
 /// `/` becomes `-` (so `AC/DC` stays readable as `AC-DC`); NUL, tabs, line breaks and other
 /// control characters become spaces. Spaces at either end and leading dots are dropped (a name
-/// starting with `.` would be hidden); a name with nothing left is `Untitled`. Names longer than
+/// starting with `.` would be hidden); a title with nothing left is `Untitled`. Names longer than
 /// 255 UTF-8 bytes are cut at a character boundary, leaving room for `.md` and any ` (2)` suffix.
 public enum FileNaming {
     /// `Dune - Frank Herbert.md` for a book, `Title.md` for a note.
     public static func fileName(for item: Item) -> String {
         var stem = FileNameStem.sanitized(item.title)
+        if stem.isEmpty { stem = FileNameStem.untitled }
         if case .book(let book) = item, let author = book.author.map(FileNameStem.sanitized), !author.isEmpty {
             stem += " - " + author
         }
-        return FileNameStem.fitted(stem.isEmpty ? "Untitled" : stem, suffix: "") + FileNameStem.fileExtension
+        return FileNameStem.fitted(stem, suffix: "") + FileNameStem.fileExtension
     }
 
     /// `name`, or the first of `name (2).md`, `name (3).md`, … for which `isTaken` is false.
     public static func uniqued(_ name: String, isTaken: (String) -> Bool) -> String {
         guard isTaken(name) else { return name }
-        let hasExtension = name.hasSuffix(FileNameStem.fileExtension)
-        let stem = hasExtension ? String(name.dropLast(FileNameStem.fileExtension.count)) : name
-        let fileExtension = hasExtension ? FileNameStem.fileExtension : ""
+        let stem = FileNameStem.withoutExtension(name)
+        let fileExtension = stem == nil ? "" : FileNameStem.fileExtension
         var number = 2
         while true {
             let suffix = " (\(number))"
-            let candidate = FileNameStem.fitted(stem, suffix: suffix) + suffix + fileExtension
+            let candidate = FileNameStem.fitted(stem ?? name, suffix: suffix) + suffix + fileExtension
             if !isTaken(candidate) { return candidate }
             number += 1
         }
@@ -118,6 +118,6 @@ public enum FileNaming {
 
     /// The title a file name stands for: `Dune.md` → `Dune`.
     public static func title(fromFileName name: String) -> String {
-        name.hasSuffix(FileNameStem.fileExtension) ? String(name.dropLast(FileNameStem.fileExtension.count)) : name
+        FileNameStem.withoutExtension(name) ?? name
     }
 }

@@ -96,7 +96,10 @@ private struct PassageSectionParser {
             finishDraft()
             startPassage(line)
         } else if draft != nil {
-            if let problem = draft?.read(line) ?? nil { report(line.number, problem) }
+            if let problem = draft?.read(line) ?? nil {
+                report(line.number, problem)
+                draft?.isValid = false
+            }
         } else {
             report(line.number, "only passages may follow `## Passages`: start one with a `### Page 42` heading, "
                 + "or put free text under a `## ` heading after the passages")
@@ -156,8 +159,8 @@ private struct PassageDraft {
     let headingLine: Int
     let page: Int?
     let location: String?
-    /// False after a bad heading: its lines are skipped, the heading already reported.
-    let isValid: Bool
+    /// False after a bad heading or line: the problem is reported, its other lines are skipped.
+    var isValid: Bool
     private var quoteLines: [Substring] = []
     private(set) var quoteEndLine = 0
     private var quoteClosed = false

@@ -6,6 +6,9 @@ import ShelfModel
 /// and the checks that turn a wrong folder into an error naming the folder and the fix.
 struct LibraryFolder {
     let url: URL
+    /// How long a write waits for other processes' transactions before `libraryBusy`. Imports
+    /// commit 10,000 rows at once, so the default is generous.
+    var busyTimeout: TimeInterval = 30
 
     var databaseURL: URL { url.appendingPathComponent("shelf.sqlite") }
     var plainFilesURL: URL { url.appendingPathComponent("files", isDirectory: true) }
@@ -46,16 +49,15 @@ struct LibraryFolder {
     /// (separate processes) share it, and brings its schema up to date.
     func openDatabase() throws -> DatabasePool {
         var configuration = Configuration()
-        // Writers of other processes hold the lock for one transaction; imports commit 10,000
-        // rows at once, so wait generously before reporting the library busy.
-        configuration.busyMode = .timeout(30)
+        configuration.busyMode = .timeout(busyTimeout)
         return try whileOpeningExclusively {
             do {
                 let pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
                 try Schema.migrator.migrate(pool)
                 return pool
             } catch let error as DatabaseError {
-                throw StoreError.libraryUnreadable(path: url.path, reason: "\(databaseURL.lastPathComponent): \(error.message ?? error.description)")
+                throw StoreError(error, library: url) ?? StoreError.libraryUnreadable(
+                    path: url.path, reason: "\(databaseURL.lastPathComponent): \(error.message ?? error.description)")
             }
         }
     }

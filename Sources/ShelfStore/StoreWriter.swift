@@ -13,6 +13,8 @@ import ShelfMarkdown
 /// Each write checks everything it needs (paths, versions, ids) before it changes anything, so
 /// a refused write leaves the library as it was even when the caller catches the error and
 /// goes on inside the same transaction (imports do, row by row).
+///
+/// A writer is valid only inside the `LibraryStore.write` call that handed it out.
 public struct StoreWriter {
     private let db: Database
     private let queries: ItemQueries

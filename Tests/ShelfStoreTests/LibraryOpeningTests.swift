@@ -17,6 +17,9 @@ struct LibraryOpeningTests {
         }
         #expect(store.plainFilesFolder == libraryURL.appendingPathComponent("files", isDirectory: true))
         #expect(try store.lastSequence() == 0)
+        try store.insert(.note(Sample.note()))
+        #expect(files.fileExists(atPath: libraryURL.appendingPathComponent("shelf.sqlite-wal").path),
+                "the database runs in WAL mode, so readers in other processes never block writers")
     }
 
     @Test func createOpensAnExistingLibraryWithoutLosingItems() throws {
