@@ -8,6 +8,10 @@ import Glibc
 struct Daemon {
     let pid: pid_t
 
+    /// glibc's `POSIX_SPAWN_SETSID` (a GNU extension since glibc 2.26, which Glibc's Swift
+    /// module does not export): the child starts a new session.
+    private static let spawnSetSID: Int16 = 0x80
+
     static var currentExecutable: String {
         (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
     }
@@ -23,7 +27,7 @@ struct Daemon {
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
         defer { posix_spawnattr_destroy(&attributes) }
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSID))
+        posix_spawnattr_setflags(&attributes, Self.spawnSetSID)
 
         let argv = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { argv.forEach { free($0) } }
