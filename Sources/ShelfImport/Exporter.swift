@@ -40,7 +40,7 @@ public enum Exporter {
     public static let manifestName = ".shelf-export.json"
 
     /// The manifest: each written path with a hash of the bytes written.
-    private struct Manifest: Codable {
+    private struct Manifest: Codable, Equatable {
         var files: [String: String] = [:]
     }
 
@@ -105,7 +105,9 @@ public enum Exporter {
             try attempt(changed) { try syncFolder(changed) }
         }
 
-        // Last, so that a manifest on disk never lists a path before its file is durable.
+        // Last, so that a manifest on disk never lists a path before its file is durable; and
+        // only when it changed, so an export that changed nothing touches nothing.
+        guard manifest != previous || !fileManager.fileExists(atPath: manifestURL.path) else { return summary }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try attempt(manifestURL) {
