@@ -65,12 +65,30 @@ enum DerivedSourceID {
 struct BookMatchKey: Hashable, Sendable {
     let text: String
 
+    /// Sources name one book differently: Goodreads appends the series (`Dune (Dune, #1)`),
+    /// Kindles sometimes write the author `Herbert, Frank`. Both are folded away, with case,
+    /// Unicode form and spacing, so highlights find the book a catalogue import created.
     init(title: String, author: String?) {
-        func normalized(_ text: String) -> String {
-            text.precomposedStringWithCanonicalMapping.lowercased()
-                .split(whereSeparator: \.isWhitespace).joined(separator: " ")
-        }
-        text = normalized(title) + "\u{1F}" + normalized(author ?? "")
+        text = Self.normalized(Self.withoutSeries(title)) + "\u{1F}" + Self.normalized(Self.firstNameFirst(author ?? ""))
+    }
+
+    private static func normalized(_ text: String) -> String {
+        text.precomposedStringWithCanonicalMapping.lowercased()
+            .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// `Dune (Dune, #1)` → `Dune`; a parenthesised ending without `#` is part of the title.
+    private static func withoutSeries(_ title: String) -> String {
+        guard title.hasSuffix(")"), let open = title.lastIndex(of: "("),
+              title[open...].contains("#"), open > title.startIndex else { return title }
+        return String(title[..<open])
+    }
+
+    /// `Herbert, Frank` → `Frank Herbert`; several authors (`A, B and C`) are left alone.
+    private static func firstNameFirst(_ author: String) -> String {
+        let parts = author.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count == 2, !parts[1].contains(" and "), !parts[1].isEmpty else { return author }
+        return parts[1] + " " + parts[0]
     }
 }
 

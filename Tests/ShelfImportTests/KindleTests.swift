@@ -91,6 +91,27 @@ import ShelfStore
         #expect(try store.summaries(kind: .book).count == 3)
     }
 
+    @Test func highlightsFindAGoodreadsBookDespiteItsSeriesSuffixAndAnInvertedAuthor() throws {
+        let folder = try TemporaryFolder()
+        defer { folder.cleanUp() }
+        let store = try makeLibrary(folder)
+        let goodreads = Book(title: "Dune (Dune, #1)", author: "Frank Herbert", sourceID: "goodreads:234225")
+        try store.insert(.book(goodreads))
+        let clippings = try folder.file("clippings.txt", """
+            Dune (Herbert, Frank)
+            - Your Highlight on page 8 | Location 120-121 | Added on Saturday, March 2, 2024 9:14:03 PM
+
+            I must not fear.
+            ==========
+
+            """)
+        _ = try Importer(format: .kindle).importFile(clippings, into: store)
+        #expect(try store.summaries(kind: .book).count == 1)
+        guard case .book(let book)? = try store.record(id: goodreads.id)?.item else { Issue.record("not a book"); return }
+        #expect(book.passages.map(\.text) == ["I must not fear."])
+        #expect(BookMatchKey(title: "Essays (Penguin Classics)", author: nil) != BookMatchKey(title: "Essays", author: nil))
+    }
+
     @Test func aNoteWithoutAHighlightIsKeptAsItsOwnPassage() {
         let note = KindleClipping(line: 1, title: "T", author: nil, kind: .note, page: 3,
                                   location: KindleLocation(parsing: "77"), text: "remember this")
