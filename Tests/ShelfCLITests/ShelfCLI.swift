@@ -80,3 +80,14 @@ struct ShelfCLI {
         var description: String { "\(command) did not finish before its deadline" }
     }
 }
+
+extension ShelfCLI {
+    /// Takes a mount down however it is: `fusermount3 -u`, then `-u -z`.
+    static func forceUnmount(_ mountpoint: String) {
+        for arguments in [["-u", mountpoint], ["-u", "-z", mountpoint]] {
+            guard let result = try? launch(URL(fileURLWithPath: "/usr/bin/fusermount3"), arguments,
+                                           environment: ProcessInfo.processInfo.environment, timeout: 10),
+                  result.status != 0 else { return }
+        }
+    }
+}
