@@ -23,6 +23,11 @@ struct Daemon {
         posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, log.path, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         posix_spawn_file_actions_adddup2(&actions, 1, 2)
+        // Nothing else of ours may leak into the daemon: a caller waiting for this command's
+        // end (a shell's pipe, Foundation's Process) would otherwise wait for the daemon's.
+        for descriptor in inheritedDescriptors() where descriptor > 2 {
+            posix_spawn_file_actions_addclose(&actions, descriptor)
+        }
 
         var attributes = posix_spawnattr_t()
         posix_spawnattr_init(&attributes)
@@ -37,6 +42,12 @@ struct Daemon {
             throw CLIError("could not start the mount process \(executable): \(String(cString: strerror(result)))")
         }
         return Daemon(pid: pid)
+    }
+
+    /// This process's open file descriptors that lack close-on-exec.
+    private static func inheritedDescriptors() -> [Int32] {
+        let open = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return open.compactMap(Int32.init).filter { fcntl($0, F_GETFD) >= 0 && fcntl($0, F_GETFD) & FD_CLOEXEC == 0 }
     }
 
     /// The exit status if the process has ended (reaping it), nil while it runs.
