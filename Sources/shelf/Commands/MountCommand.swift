@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import FuseKit
 import Logging
 import ShelfFS
 import ShelfStore
@@ -47,6 +48,8 @@ struct MountCommand: ParsableCommand {
     /// A fresh process rather than `fork()`: forking a process that already runs Swift and
     /// Foundation threads is unsafe.
     private func mountInBackground(store: LibraryStore, mountpoint path: String) throws {
+        // Checked here too: the wait below could not tell an old mount from the new one.
+        guard MountTable.mount(at: path) == nil else { throw FuseSessionError.alreadyMounted(path) }
         let logs = store.folder.appendingPathComponent("logs", isDirectory: true)
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
         let log = logs.appendingPathComponent("mount.log")
