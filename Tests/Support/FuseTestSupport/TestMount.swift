@@ -22,8 +22,9 @@ import FuseKit
 public final class TestMount: @unchecked Sendable {
     public let mountpoint: String
     public let session: FuseSession
-    /// The kernel connection number (`/sys/fs/fuse/connections/<n>`).
-    public let connection: Int
+    /// The kernel connection number (`/sys/fs/fuse/connections/<n>`), known once live.
+    private var connection: Int?
+    private let connectionLock = NSLock()
     /// Guards `outcome`, set once when `run()` returns.
     private let runEnded = NSCondition()
     private var outcome: Result<Void, FuseSessionError>?
@@ -43,9 +44,11 @@ public final class TestMount: @unchecked Sendable {
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("fusekit-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
+        // rmdir, never a recursive delete: if unmounting failed, that would walk into the mount.
+        defer { rmdir(directory) }
         let mount = try TestMount(filesystem: filesystem, options: options, mountpoint: directory)
         defer { mount.tearDown() }
+        try mount.waitUntilLive()
         return try body(mount)
     }
 
@@ -53,8 +56,6 @@ public final class TestMount: @unchecked Sendable {
         self.mountpoint = mountpoint
         session = try FuseSession(filesystem: filesystem, options: options)
         try session.mount(at: mountpoint)
-        guard let mounted = MountTable.mount(at: mountpoint) else { throw TestMountError.mountNotLive(mountpoint) }
-        connection = mounted.deviceMinor
         let thread = Thread { [self] in
             let result = Result { () throws(FuseSessionError) in try session.run(handlingSignals: false) }
             runEnded.lock()
@@ -64,6 +65,20 @@ public final class TestMount: @unchecked Sendable {
         }
         thread.name = "TestMount.run"
         thread.start()
+    }
+
+    /// Waits until the mount is listed in /proc/self/mountinfo and answers a `stat` of its root.
+    private func waitUntilLive(timeout: Duration = .seconds(10)) throws {
+        guard let mounted = MountTable.mount(at: mountpoint) else { throw TestMountError.mountNotLive(mountpoint) }
+        connectionLock.lock()
+        connection = mounted.deviceMinor
+        connectionLock.unlock()
+        let mountpoint = self.mountpoint
+        let answered = try perform(timeout: timeout) {
+            var info = stat()
+            return stat(mountpoint, &info) == 0
+        }
+        guard answered else { throw TestMountError.mountNotLive(mountpoint) }
     }
 
     /// The absolute path of `relative` inside the mount.
@@ -137,6 +152,10 @@ public final class TestMount: @unchecked Sendable {
     /// Severs the kernel connection: every pending and future request fails with `ENOTCONN`
     /// and the serving loop ends.
     public func abortConnection() {
+        connectionLock.lock()
+        let connection = self.connection ?? MountTable.mount(at: mountpoint)?.deviceMinor
+        connectionLock.unlock()
+        guard let connection else { return }
         let path = "/sys/fs/fuse/connections/\(connection)/abort"
         try? "1".write(toFile: path, atomically: false, encoding: .utf8)
     }
