@@ -157,12 +157,15 @@ public final class FuseSession: @unchecked Sendable {
         if installedSignals { fuse_remove_signal_handlers(session) }
         let notifierStopped = notifier.stop()
         fuse_session_unmount(session)
-        if !notifierStopped {
+        if notifierStopped {
+            fuse_session_destroy(session)  // calls the filesystem's destroy()
+        } else {
             // A notification is stuck in the kernel and still uses the session: leak it rather
             // than free memory that thread will touch.
             fuseKitLogger.error("notifier did not stop; leaving the FUSE session allocated")
-            self.session = nil
+            dispatcher.filesystem.destroy()
         }
+        self.session = nil
         // A positive result is the signal that ended the loop: a requested, clean exit.
         if result < 0 { throw .loopFailed(Errno(-result)) }
     }

@@ -55,6 +55,12 @@ final class MemoryFilesystem: FuseOperations, @unchecked Sendable {
 
     // MARK: FuseOperations
 
+    /// Without automatic data invalidation the kernel trusts its cache until told otherwise,
+    /// which is what the notifier tests need to observe.
+    func initialize(_ connection: inout ConnectionInfo) {
+        connection.wanted.remove(.automaticDataInvalidation)
+    }
+
     func destroy() { withLock { destroyed = true } }
 
     func lookup(_ request: Request, parent: Inode, name: String, reply: EntryReply) {
