@@ -202,3 +202,63 @@ private final class HangingFilesystem: FuseOperations, @unchecked Sendable {
                                        timeout: .seconds(1)))
     }
 }
+
+/// Mounting refuses bad mountpoints with a one-line error that names the fix.
+@Suite(.serialized)
+struct MountpointErrorTests {
+    private func mountError(at path: String) -> FuseSessionError? {
+        do {
+            let session = try FuseSession(filesystem: MemoryFilesystem(), options: MountOptions(filesystemName: "fusekit-test"))
+            try session.mount(at: path)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    private func scratchDirectory() throws -> String {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fusekit-bad-\(UUID())").path
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+        return path
+    }
+
+    @Test func missingMountpoint() throws {
+        let path = try scratchDirectory() + "/absent"
+        let error = mountError(at: path)
+        #expect(error == .mountpointMissing(path))
+        #expect(error?.description.contains("mkdir -p \(path)") == true)
+    }
+
+    @Test func mountpointThatIsAFile() throws {
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let file = directory + "/file"
+        try Data("x".utf8).write(to: URL(fileURLWithPath: file))
+        #expect(mountError(at: file) == .mountpointNotDirectory(file))
+    }
+
+    @Test func mountpointWithFiles() throws {
+        let directory = try scratchDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        try Data("x".utf8).write(to: URL(fileURLWithPath: directory + "/keep.txt"))
+        #expect(mountError(at: directory) == .mountpointNotEmpty(directory))
+        #expect(FileManager.default.fileExists(atPath: directory + "/keep.txt"))
+    }
+
+    @Test func mountpointAlreadyMounted() throws {
+        try TestMount.withMount(MemoryFilesystem()) { mount throws in
+            let error = mountError(at: mount.mountpoint)
+            #expect(error == .alreadyMounted(mount.mountpoint))
+            #expect(error?.description.contains("fusermount3 -u \(mount.mountpoint)") == true)
+        }
+    }
+
+    @Test func everyErrorIsOneLine() {
+        let errors: [FuseSessionError] = [
+            .mountpointMissing("/m"), .mountpointNotDirectory("/m"), .mountpointNotEmpty("/m"), .alreadyMounted("/m"),
+            .staleMount("/m"), .fuseDeviceMissing, .invalidOptions("x"), .mountFailed("/m"), .sessionAlreadyUsed,
+            .loopFailed(.ioError),
+        ]
+        for error in errors { #expect(!error.description.contains("\n"), "\(error)") }
+    }
+}
