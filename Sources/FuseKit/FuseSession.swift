@@ -151,6 +151,7 @@ public final class FuseSession: @unchecked Sendable {
         guard let session, mountpoint != nil, !hasRun else { throw .sessionAlreadyUsed }
         hasRun = true
         let installedSignals = handlingSignals && fuse_set_signal_handlers(session) == 0
+        if installedSignals { Self.unblockExitSignals() }
         let result = cfuse_session_loop_mt(session, options.cloneDevice ? 1 : 0,
                                            UInt32(options.maximumIdleThreads),
                                            UInt32(options.maximumThreads))
@@ -168,6 +169,16 @@ public final class FuseSession: @unchecked Sendable {
         self.session = nil
         // A positive result is the signal that ended the loop: a requested, clean exit.
         if result < 0 { throw .loopFailed(Errno(-result)) }
+    }
+
+    /// The loop's waiting thread only notices an exit request when a signal interrupts it,
+    /// so this thread must not block the exit signals (threads made by Foundation or Dispatch
+    /// may start with them blocked).
+    private static func unblockExitSignals() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
     private static func checkMountpoint(_ path: String) throws(FuseSessionError) {

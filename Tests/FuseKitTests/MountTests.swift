@@ -170,6 +170,18 @@ struct MountTests {
         }
     }
 
+    @Test(arguments: [SIGTERM, SIGINT, SIGHUP])
+    func signalEndsRunCleanly(signal: Int32) throws {
+        let filesystem = MemoryFilesystem()
+        try TestMount.withMount(filesystem, handlingSignals: true) { mount throws in
+            mount.signalServingThread(signal)
+            let outcome = try mount.waitForRun()
+            #expect(throws: Never.self) { try outcome.get() }
+            #expect(MountTable.mount(at: mount.mountpoint) == nil)
+            #expect(filesystem.destroyed)
+        }
+    }
+
     @Test func harnessFailsHungOperationsInsteadOfHanging() throws {
         let filesystem = HangingFilesystem()
         try TestMount.withMount(filesystem) { mount throws in
@@ -223,7 +235,9 @@ struct MountpointErrorTests {
     }
 
     @Test func missingMountpoint() throws {
-        let path = try scratchDirectory() + "/absent"
+        let directory = try scratchDirectory()
+        defer { rmdir(directory) }
+        let path = directory + "/absent"
         let error = mountError(at: path)
         #expect(error == .mountpointMissing(path))
         #expect(error?.description.contains("mkdir -p \(path)") == true)

@@ -12,7 +12,8 @@ import FuseKit
 /// ```
 ///
 /// - The mountpoint is a fresh temporary directory; the filesystem is served on a background
-///   thread by ``FuseSession/run(handlingSignals:)`` (signals are left alone).
+///   thread by ``FuseSession/run(handlingSignals:)``; signals are left alone unless asked
+///   (libfuse's handlers are process-wide, so only one mount may take them at a time).
 /// - Mounts are serialized process-wide (one at a time, whichever test target asks), because
 ///   the tests of several targets may run in parallel in one process.
 /// - Every operation has a deadline. An operation that misses it aborts the FUSE connection
@@ -25,9 +26,10 @@ public final class TestMount: @unchecked Sendable {
     /// The kernel connection number (`/sys/fs/fuse/connections/<n>`), known once live.
     private var connection: Int?
     private let connectionLock = NSLock()
-    /// Guards `outcome`, set once when `run()` returns.
+    /// Guards `outcome`, set once when `run()` returns, and `servingThread`.
     private let runEnded = NSCondition()
     private var outcome: Result<Void, FuseSessionError>?
+    private var servingThread: pthread_t?
 
     /// One mount at a time in the whole test process.
     private static let exclusive = NSLock()
@@ -38,6 +40,7 @@ public final class TestMount: @unchecked Sendable {
     /// Mounts `filesystem` on a fresh temporary directory, runs `body`, and always unmounts.
     public static func withMount<T>(_ filesystem: some FuseOperations,
                                     options: MountOptions = MountOptions(filesystemName: "fusekit-test", subtype: "test"),
+                                    handlingSignals: Bool = false,
                                     _ body: (TestMount) throws -> T) throws -> T {
         exclusive.lock()
         defer { exclusive.unlock() }
@@ -46,18 +49,23 @@ public final class TestMount: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         // rmdir, never a recursive delete: if unmounting failed, that would walk into the mount.
         defer { rmdir(directory) }
-        let mount = try TestMount(filesystem: filesystem, options: options, mountpoint: directory)
+        let mount = try TestMount(filesystem: filesystem, options: options, handlingSignals: handlingSignals,
+                                  mountpoint: directory)
         defer { mount.tearDown() }
         try mount.waitUntilLive()
         return try body(mount)
     }
 
-    private init(filesystem: some FuseOperations, options: MountOptions, mountpoint: String) throws {
+    private init(filesystem: some FuseOperations, options: MountOptions, handlingSignals: Bool,
+                 mountpoint: String) throws {
         self.mountpoint = mountpoint
         session = try FuseSession(filesystem: filesystem, options: options)
         try session.mount(at: mountpoint)
         let thread = Thread { [self] in
-            let result = Result { () throws(FuseSessionError) in try session.run(handlingSignals: false) }
+            runEnded.lock()
+            servingThread = pthread_self()
+            runEnded.unlock()
+            let result = Result { () throws(FuseSessionError) in try session.run(handlingSignals: handlingSignals) }
             runEnded.lock()
             outcome = result
             runEnded.broadcast()
@@ -142,9 +150,24 @@ public final class TestMount: @unchecked Sendable {
     public func unmountExternally(timeout: Duration = .seconds(10)) throws -> Result<Void, FuseSessionError> {
         let result = try CommandRunner.run("fusermount3", ["-u", mountpoint], in: "/", timeout: timeout)
         guard result.status == 0 else { throw TestMountError.commandFailed("fusermount3 -u", result) }
+        return try waitForRun(timeout: timeout)
+    }
+
+    /// Delivers `signal` to the thread running the session, as a terminal's Ctrl-C or a
+    /// service manager's SIGTERM would reach a foreground mount. Only meaningful with
+    /// `handlingSignals: true`; otherwise the signal's default action applies to the process.
+    public func signalServingThread(_ signal: Int32) {
+        runEnded.lock()
+        let thread = servingThread
+        runEnded.unlock()
+        if let thread { pthread_kill(thread, signal) }
+    }
+
+    /// Waits until `run()` returns by itself and gives what it returned.
+    public func waitForRun(timeout: Duration = .seconds(10)) throws -> Result<Void, FuseSessionError> {
         guard waitForRunToEnd(timeout: timeout), let outcome = runOutcome else {
             abortConnection()
-            throw TestMountError.timedOut("run() after fusermount3 -u", after: timeout)
+            throw TestMountError.timedOut("run()", after: timeout)
         }
         return outcome
     }
