@@ -119,8 +119,11 @@ public final class FuseSession: @unchecked Sendable {
         dispatcher.session = session
     }
 
+    /// A session mounted but never run is unmounted here, so it leaves no dead mount behind.
     deinit {
-        if let session { fuse_session_destroy(session) }
+        guard let session else { return }
+        if mountpoint != nil { fuse_session_unmount(session) }
+        fuse_session_destroy(session)
     }
 
     private static func makeSession(arguments: [String], dispatcher: Dispatcher) -> OpaquePointer? {

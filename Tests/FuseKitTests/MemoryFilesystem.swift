@@ -51,8 +51,6 @@ final class MemoryFilesystem: FuseOperations, @unchecked Sendable {
         }
     }
 
-    func lookupCount(of inode: Inode) -> UInt64 { withLock { lookupCounts[inode, default: 0] } }
-
     // MARK: FuseOperations
 
     /// Without automatic data invalidation the kernel trusts its cache until told otherwise,
@@ -269,6 +267,13 @@ final class MemoryFilesystem: FuseOperations, @unchecked Sendable {
         }
     }
 
+    /// `.`, `..` and the children in name order: the order offsets refer to.
+    private func children(of inode: Inode) throws -> [(String, Inode)] {
+        try withLock {
+            [(".", inode), ("..", inode)] + (try directory(inode).children.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
+        }
+    }
+
     // MARK: Internals (callers hold the lock)
 
     private func withLock<T>(_ body: () throws -> T) rethrows -> T {
@@ -291,13 +296,6 @@ final class MemoryFilesystem: FuseOperations, @unchecked Sendable {
     private func child(_ parent: Inode, _ name: String) throws -> Inode {
         guard let inode = try directory(parent).children[name] else { throw Errno.noEntry }
         return inode
-    }
-
-    /// `.`, `..` and the children in name order: the order offsets refer to.
-    private func children(of inode: Inode) throws -> [(String, Inode)] {
-        try withLock {
-            [(".", inode), ("..", inode)] + (try directory(inode).children.sorted { $0.key < $1.key }.map { ($0.key, $0.value) })
-        }
     }
 
     private func remember(_ inode: Inode) -> Entry {
