@@ -109,8 +109,16 @@ public final class FuseSession: @unchecked Sendable {
     private var session: OpaquePointer?
     private var hasRun = false
 
-    public init(filesystem: some FuseOperations, options: MountOptions) throws(FuseSessionError) {
+    /// The FUSE device checked before mounting; only tests point it elsewhere.
+    private let devicePath: String
+
+    public convenience init(filesystem: some FuseOperations, options: MountOptions) throws(FuseSessionError) {
+        try self.init(filesystem: filesystem, options: options, devicePath: "/dev/fuse")
+    }
+
+    package init(filesystem: some FuseOperations, options: MountOptions, devicePath: String) throws(FuseSessionError) {
         self.options = options
+        self.devicePath = devicePath
         dispatcher = Dispatcher(filesystem: filesystem, notifier: notifier)
         var arguments = ["fusekit", "-o", options.mountOptionList]
         if options.debug { arguments.append("-d") }
@@ -142,7 +150,7 @@ public final class FuseSession: @unchecked Sendable {
     public func mount(at path: String) throws(FuseSessionError) {
         guard let session, mountpoint == nil, !hasRun else { throw .sessionAlreadyUsed }
         try Self.checkMountpoint(path)
-        guard access("/dev/fuse", R_OK | W_OK) == 0 else { throw .fuseDeviceMissing }
+        guard access(devicePath, R_OK | W_OK) == 0 else { throw .fuseDeviceMissing }
         guard fuse_session_mount(session, path) == 0 else { throw .mountFailed(path) }
         mountpoint = path
     }

@@ -218,9 +218,10 @@ private final class HangingFilesystem: FuseOperations, @unchecked Sendable {
 /// Mounting refuses bad mountpoints with a one-line error that names the fix.
 @Suite(.serialized)
 struct MountpointErrorTests {
-    private func mountError(at path: String) -> FuseSessionError? {
+    private func mountError(at path: String, devicePath: String = "/dev/fuse") -> FuseSessionError? {
         do {
-            let session = try FuseSession(filesystem: MemoryFilesystem(), options: MountOptions(filesystemName: "fusekit-test"))
+            let session = try FuseSession(filesystem: MemoryFilesystem(), options: MountOptions(filesystemName: "fusekit-test"),
+                                          devicePath: devicePath)
             try session.mount(at: path)
             return nil
         } catch {
@@ -265,6 +266,14 @@ struct MountpointErrorTests {
             #expect(error == .alreadyMounted(mount.mountpoint))
             #expect(error?.description.contains("fusermount3 -u \(mount.mountpoint)") == true)
         }
+    }
+
+    @Test func missingFuseDevice() throws {
+        let directory = try scratchDirectory()
+        defer { rmdir(directory) }
+        let error = mountError(at: directory, devicePath: directory + "/no-such-device")
+        #expect(error == .fuseDeviceMissing)
+        #expect(MountTable.mount(at: directory) == nil)
     }
 
     @Test func everyErrorIsOneLine() {
