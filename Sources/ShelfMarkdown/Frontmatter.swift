@@ -31,7 +31,7 @@ struct SplitDocument {
             return .failure(ParseFailure(diagnostics: [Diagnostic(
                 line: 1, message: "the frontmatter opened here is never closed; add a line `---` after the last property")]))
         }
-        let yaml = String(source.text.unicodeScalars[source.lines[1].text.startIndex..<source.lines[closing].text.startIndex])
+        let yaml = source.bytes[source.lines[1].bytes.startIndex..<source.lines[closing].bytes.startIndex].string
         let yamlLines = YAMLLineMap(firstLine: 2, lastLine: closing + 1)
         return FrontmatterLoader(yaml: yaml, lines: yamlLines).entries()
             .map { SplitDocument(source: source, entries: $0, bodyStart: closing + 1, yamlLines: yamlLines) }
@@ -49,7 +49,7 @@ struct FrontmatterLoader {
     func entries() -> Result<[FrontmatterEntry], ParseFailure> {
         let root: Node?
         do {
-            root = try Parser(yaml: yaml, resolver: .basic).singleRoot()
+            root = try Parser(yaml: yaml, resolver: .basic, encoding: .utf8).singleRoot()
         } catch let error as YamlError {
             return .failure(ParseFailure(diagnostics: [diagnostic(for: error)]))
         } catch {
