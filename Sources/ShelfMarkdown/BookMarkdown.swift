@@ -4,9 +4,6 @@ import ShelfModel
 /// total_pages, rating, date_added, date_finished, tags, source_id`, then the unknown keys in
 /// their order; then the body (`BookBody`).
 enum BookMarkdown {
-    static let keys = ["id", "title", "author", "isbn", "status", "current_page", "total_pages", "rating",
-                       "date_added", "date_finished", "tags", "source_id"]
-
     static func render(_ book: Book) -> String {
         var frontmatter = FrontmatterWriter()
         frontmatter.string("id", book.id.rawValue)
