@@ -4,9 +4,10 @@ import ShelfMarkdown
 import ShelfModel
 import Testing
 
-/// Any text at all — fragments of frontmatter and passages shuffled into random lines — either
-/// fails with diagnostics or parses to a record inside the representable domain: rendering that
-/// record and parsing it again gives the same record back.
+/// Any text at all — fragments of frontmatter and passages shuffled into random lines, or a
+/// canonical file with lines deleted, repeated, swapped or inserted — either fails with
+/// diagnostics or parses to a record inside the representable domain: rendering that record and
+/// parsing it again gives the same record back.
 @Suite struct ArbitraryInputTests {
     static let linePieces = [
         "---", "---", "# Dune", "## Passages", "## Passages", "## Notes", "### Page 4", "### Location 7-9", "### Passage",
@@ -19,6 +20,27 @@ import Testing
     static let texts = Generator<String, Shrink.None<String>>(run: { rng in Self.text(&rng) })
 
     private static func text<R: RandomNumberGenerator>(_ rng: inout R) -> String {
+        RecordGen.maybe(&rng, 0.5) ? mutatedCanonicalFile(&rng) : shuffledPieces(&rng)
+    }
+
+    private static func mutatedCanonicalFile<R: RandomNumberGenerator>(_ rng: inout R) -> String {
+        let item: Item = RecordGen.maybe(&rng, 0.7) ? .book(RecordGen.makeBook(&rng)) : .note(RecordGen.makeNote(&rng))
+        var lines = MarkdownCodec.render(item).components(separatedBy: "\n")
+        for _ in 0..<Int.random(in: 1...3, using: &rng) {
+            let index = Int.random(in: 0..<lines.count, using: &rng)
+            let other = Int.random(in: 0..<lines.count, using: &rng)
+            switch Int.random(in: 0...3, using: &rng) {
+            case 0: lines.remove(at: index)
+            case 1: lines.insert(lines[index], at: other)
+            case 2: lines.swapAt(index, other)
+            default: lines.insert(RecordGen.pick(linePieces, &rng), at: index)
+            }
+            if lines.isEmpty { lines = [""] }
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    private static func shuffledPieces<R: RandomNumberGenerator>(_ rng: inout R) -> String {
         RecordGen.list(&rng, 0...14) { rng in
             RecordGen.maybe(&rng, 0.8) ? RecordGen.pick(linePieces, &rng) : RecordGen.line(&rng)
         }.joined(separator: RecordGen.maybe(&rng, 0.2) ? "\r\n" : "\n")
