@@ -62,6 +62,6 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "FuseTestSupport"]),
         .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseKit", "FuseTestSupport"]),
-        .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel"]),
+        .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseTestSupport"]),
     ]
 )

@@ -9,8 +9,7 @@ import Testing
         try cli.run("init", cli.library.path)
         let csv = cli.scratch.appendingPathComponent("goodreads.csv")
         let generator = ShelfCLI.samples.deletingLastPathComponent().appendingPathComponent("scripts/make-goodreads-csv.py")
-        let made = try ShelfCLI.launch(URL(fileURLWithPath: "/usr/bin/env"), ["python3", generator.path, "60", csv.path],
-                                       environment: cli.environment)
+        let made = try cli.tool("python3", generator.path, "60", csv.path)
         #expect(made.status == 0, "\(made.stderr)")
 
         let imported = try cli.run("import", csv.path)
@@ -19,8 +18,7 @@ import Testing
 
         let export = cli.scratch.appendingPathComponent("export")
         #expect(try cli.run("export", export.path).status == 0)
-        let check = try ShelfCLI.launch(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.compareWithCSV, export.path, csv.path],
-                                        environment: cli.environment)
+        let check = try cli.tool("python3", "-c", Self.compareWithCSV, export.path, csv.path)
         #expect(check.status == 0, "\(check.stdout)\(check.stderr)")
         #expect(check.stdout.contains("checked 60 books"))
 

@@ -16,19 +16,19 @@ import Testing
 
     @Test func mountsInTheBackgroundAndUnmountsCleanly() throws {
         try withSampleMount { cli, mountpoint in
-            let mounted = try cli.run("mount", mountpoint, timeout: 40)
+            let mounted = try cli.run("mount", mountpoint, timeout: .seconds(40))
             #expect(mounted.status == 0, "\(mounted.stderr)")
             #expect(mounted.stdout.contains("Mounted \(cli.library.path) at \(mountpoint)"))
 
-            let listing = try ShelfCLI.launch(URL(fileURLWithPath: "/bin/ls"), [mountpoint + "/Books"], environment: cli.environment, timeout: 10)
+            let listing = try cli.tool("ls", mountpoint + "/Books", timeout: .seconds(10))
             #expect(listing.stdout.contains("Walden - Henry David Thoreau.md"))
             #expect(try cli.run("status").stdout.contains("Mounted: \(mountpoint)"))
 
-            let again = try cli.run("mount", mountpoint, timeout: 40)
+            let again = try cli.run("mount", mountpoint, timeout: .seconds(40))
             #expect(again.status != 0)
             #expect(again.stderr.contains("already"), "\(again.stderr)")
 
-            let unmounted = try cli.run("unmount", mountpoint, timeout: 20)
+            let unmounted = try cli.run("unmount", mountpoint, timeout: .seconds(20))
             #expect(unmounted.status == 0, "\(unmounted.stderr)")
             #expect(try cli.run("status").stdout.contains("Mounted: no"))
             #expect(try FileManager.default.contentsOfDirectory(atPath: mountpoint).isEmpty)
@@ -43,7 +43,7 @@ import Testing
             try "keep me".write(toFile: notEmpty + "/file.txt", atomically: true, encoding: .utf8)
 
             for (path, mention) in [(missing, "does not exist"), (notEmpty, "not empty")] {
-                let result = try cli.run("mount", path, timeout: 40)
+                let result = try cli.run("mount", path, timeout: .seconds(40))
                 #expect(result.status != 0)
                 #expect(result.stderr.contains(mention), "\(result.stderr)")
                 #expect(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1)
