@@ -20,6 +20,13 @@ public struct ParseFailure: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
 }
 
+extension ParseFailure {
+    /// A failure listing `diagnostics` from the top of the file down, whichever part found them.
+    init(inFileOrder diagnostics: [Diagnostic]) {
+        self.init(diagnostics: diagnostics.sorted { $0.line < $1.line })
+    }
+}
+
 /// A parsed file.
 public struct ParsedItem: Hashable, Sendable {
     /// The record. When the file declared no `id:`, `item.id` is a fresh one and the caller
