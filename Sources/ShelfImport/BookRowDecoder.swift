@@ -128,7 +128,7 @@ extension ImportedBook {
     /// holding something else (StoryGraph's own UIDs), or a status word Shelf does not know
     /// (shelves are user-defined) — and throws when it is malformed.
     fileprivate mutating func set(_ field: BookField, from text: String) throws -> Bool {
-        let trimmed = text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let trimmed = text.trimmed()
         switch field {
         case .title: title = trimmed
         case .author: author = trimmed

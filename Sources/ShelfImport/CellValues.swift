@@ -23,19 +23,19 @@ enum CellValues {
 
     /// Whether `cell` is empty once Goodreads' `=""` wrapper is removed.
     static func isBlank(_ cell: String) -> Bool {
-        (textFormulaContent(cell) ?? cell).trimmingCharacters(in: .whitespacesAndNewlines).isEmpty
+        (textFormulaContent(cell) ?? cell).trimmed().isEmpty
     }
 
     /// The text inside a spreadsheet text formula `="…"`, or nil when `cell` is not one.
     private static func textFormulaContent(_ cell: String) -> String? {
-        let text = cell.trimmingCharacters(in: .whitespaces)
+        let text = cell.trimmed()
         guard text.hasPrefix("=\""), text.hasSuffix("\""), text.count >= 3 else { return nil }
         return String(text.dropFirst(2).dropLast())
     }
 
     /// A whole number of pages, `0` or more.
     static func pageCount(_ cell: String) throws -> Int {
-        guard let value = Int(cell.trimmingCharacters(in: .whitespaces)), value >= 0 else {
+        guard let value = Int(cell.trimmed()), value >= 0 else {
             throw CellProblem(message: "\"\(cell)\" is not a whole number of pages")
         }
         return value
@@ -44,7 +44,7 @@ enum CellValues {
     /// A rating from 0 to 5: a number (`4`, `4.5`, `3.75`) or stars (`★★★★☆`, `⭐⭐⭐`, `★★★½`).
     /// 0 and no stars mean unrated (nil), as Goodreads writes `0` for books never rated.
     static func rating(_ cell: String) throws -> Double? {
-        let text = cell.trimmingCharacters(in: .whitespaces)
+        let text = cell.trimmed()
         let value: Double
         if let number = Double(text), number.isFinite {
             value = number
@@ -77,7 +77,7 @@ enum CellValues {
     /// A Notion range (`December 29, 2025 → January 3, 2026`) gives its start or its end.
     static func date(_ cell: String, end: Bool) throws -> CalendarDate {
         let parts = cell.components(separatedBy: "→")
-        let text = (end ? parts.last! : parts.first!).trimmingCharacters(in: .whitespaces)
+        let text = (end ? parts.last! : parts.first!).trimmed()
         guard let date = CalendarDate(parsing: text) ?? spelledOutDate(text) else {
             throw CellProblem(message: "\"\(cell)\" is not a date (write 2025-12-29, 2025/12/29 or December 29, 2025)")
         }
@@ -130,7 +130,7 @@ enum CellValues {
     static func tags(_ cell: String) -> [String] {
         var seen = Set<String>()
         return cell.split(separator: ",")
-            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .map { $0.trimmed() }
             .filter { !$0.isEmpty && seen.insert($0).inserted }
     }
 
@@ -139,7 +139,7 @@ enum CellValues {
     /// Goodreads' `="…"` wrapper marks a cell as text on purpose, so its content stays text.
     static func propertyValue(_ cell: String) -> PropertyValue {
         if let quoted = textFormulaContent(cell) { return .string(quoted) }
-        let text = cell.trimmingCharacters(in: .whitespaces)
+        let text = cell.trimmed()
         let unsigned = text.hasPrefix("-") ? text.dropFirst() : Substring(text)
         let parts = unsigned.split(separator: ".", omittingEmptySubsequences: false)
         let digitsOnly = !unsigned.isEmpty && parts.count <= 2

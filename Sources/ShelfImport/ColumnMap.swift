@@ -1,4 +1,5 @@
 import Foundation
+import ShelfModel
 
 /// A book field an import column can fill. Raw values are the names `--map` accepts (the
 /// frontmatter keys).
@@ -60,8 +61,8 @@ public struct ColumnMap: Hashable, Sendable {
         guard let separator = argument.lastIndex(of: "=") else {
             throw ImportError.badMap(argument: argument, reason: "it has no '=' between the column and the field")
         }
-        let column = argument[..<separator].trimmingCharacters(in: .whitespaces)
-        let name = argument[argument.index(after: separator)...].trimmingCharacters(in: .whitespaces)
+        let column = argument[..<separator].trimmed()
+        let name = argument[argument.index(after: separator)...].trimmed()
         guard !column.isEmpty else {
             throw ImportError.badMap(argument: argument, reason: "the column name before '=' is empty")
         }
@@ -89,6 +90,6 @@ public struct ColumnMap: Hashable, Sendable {
 
     /// Matching of column names ignores case and surrounding spaces.
     static func normalized(_ column: String) -> String {
-        column.trimmingCharacters(in: .whitespaces).lowercased()
+        column.trimmed().lowercased()
     }
 }

@@ -56,23 +56,26 @@ public enum Exporter {
         /// Folders with renames or removals; each is synced once, before the manifest is.
         var changedFolders = Set<URL>()
         /// Changed files, written to temporary files first and renamed into place together
-        /// after one `syncfs`: 10,000 fsyncs would cost far more than the writes themselves.
+        /// after one `sync()`: 10,000 fsyncs would cost far more than the writes themselves.
         var staged: [(temporary: URL, target: URL)] = []
+        var existingFolders = Set<URL>()
         defer { staged.forEach { unlink($0.temporary.path) } }
-        for item in try store.summaries() {
-            guard let record = try store.record(id: item.id) else { continue }
-            guard isSafeRelativePath(record.path) else {
-                throw ImportError.exportFailed(path: folder.path, reason: "the item path \"\(record.path)\" would leave the folder")
+        try store.forEachFile { path, content in
+            guard isSafeRelativePath(path) else {
+                throw ImportError.exportFailed(path: folder.path, reason: "the item path \"\(path)\" would leave the folder")
             }
-            let data = Data(record.content.utf8)
-            let target = folder.appendingPathComponent(record.path)
-            manifest.files[record.path] = hash(data)
+            let data = Data(content.utf8)
+            let target = folder.appendingPathComponent(path)
+            manifest.files[path] = hash(data)
             if fileManager.contents(atPath: target.path) == data {
                 summary.unchanged += 1
-                continue
+                return
             }
             try attempt(target) {
-                try fileManager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                let parent = target.deletingLastPathComponent()
+                if existingFolders.insert(parent).inserted {
+                    try fileManager.createDirectory(at: parent, withIntermediateDirectories: true)
+                }
                 staged.append((try stage(data, for: target, durably: false), target))
             }
             // The file's folder holds the rename; its parent may hold a folder just created.

@@ -1,4 +1,5 @@
 import Foundation
+import ShelfModel
 
 /// The kinds of files `shelf import` understands.
 public enum ImportFormat: String, CaseIterable, Sendable {
@@ -31,12 +32,12 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     /// so it is recognised by its default title column `Name` or by Notion page links in cells;
     /// anything else is a generic CSV.
     static func detect(header: [String], rows: [[String]]) -> ImportFormat {
-        let columns = Set(header.map { $0.trimmingCharacters(in: .whitespaces).lowercased() })
+        let columns = Set(header.map { $0.trimmed().lowercased() })
         if columns.isSuperset(of: ["book id", "exclusive shelf"]) { return .goodreads }
         if columns.contains("read status"), !columns.isDisjoint(with: ["star rating", "moods", "last date read"]) {
             return .storygraph
         }
-        if header.first?.trimmingCharacters(in: .whitespaces) == "Name"
+        if header.first?.trimmed() == "Name"
             || rows.contains(where: { $0.contains(where: NotionCell.containsPageLink) }) {
             return .notion
         }

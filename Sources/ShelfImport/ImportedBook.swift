@@ -86,7 +86,7 @@ struct BookMatchKey: Hashable, Sendable {
 
     /// `Herbert, Frank` → `Frank Herbert`; several authors (`A, B and C`) are left alone.
     private static func firstNameFirst(_ author: String) -> String {
-        let parts = author.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        let parts = author.split(separator: ",").map { $0.trimmed() }
         guard parts.count == 2, !parts[1].contains(" and "), !parts[1].isEmpty else { return author }
         return parts[1] + " " + parts[0]
     }

@@ -85,7 +85,7 @@ enum KindleClippings {
     /// A line without byte order marks and trailing spaces.
     private static func cleanLine(_ line: Substring) -> String {
         String(String.UnicodeScalarView(line.unicodeScalars.filter { $0 != "\u{FEFF}" }))
-            .trimmingCharacters(in: .whitespaces)
+            .trimmed()
     }
 
     private static func clipping(from lines: [(line: Int, text: String)]) throws -> KindleClipping {
@@ -93,7 +93,7 @@ enum KindleClippings {
             throw CellProblem(message: "not a Kindle clipping: expected a \"Title (Author)\" line, then a line like \"- Your Highlight on page 42 | Location 1234-1240 | Added on …\"")
         }
         let (title, author) = titleAndAuthor(lines[0].text)
-        let details = lines[1].text.dropFirst(2).split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+        let details = lines[1].text.dropFirst(2).split(separator: "|").map { $0.trimmed() }
         let head = details[0].lowercased()
         let kind: KindleClipping.Kind
         if head.contains("highlight") {
@@ -107,7 +107,7 @@ enum KindleClippings {
         }
         var clipping = KindleClipping(line: lines[0].line, title: title, author: author, kind: kind,
                                       text: lines[2...].map(\.text).joined(separator: "\n")
-                                          .trimmingCharacters(in: .whitespacesAndNewlines))
+                                          .trimmed())
         for detail in details {
             let lowered = detail.lowercased()
             if let page = value(after: "page ", in: lowered) {
@@ -149,8 +149,8 @@ enum KindleClippings {
             }
             if depth == 0 {
                 let author = line[line.index(after: index)..<line.index(before: line.endIndex)]
-                    .trimmingCharacters(in: .whitespaces)
-                let title = line[..<index].trimmingCharacters(in: .whitespaces)
+                    .trimmed()
+                let title = line[..<index].trimmed()
                 guard !title.isEmpty else { return (line, nil) }
                 return (title, author.isEmpty ? nil : author)
             }

@@ -43,7 +43,7 @@ enum SourceText {
 
     /// What `text` is when it is text but clearly not a CSV table (JSON, XML, HTML).
     static func nonCSVKind(of text: String) -> String? {
-        switch text.trimmingCharacters(in: .whitespacesAndNewlines).first {
+        switch text.unicodeScalars.first(where: { !$0.properties.isWhitespace }).map(Character.init) {
         case "{", "[": "a JSON file"
         case "<": "an XML or HTML file"
         case nil: "an empty file"

@@ -21,7 +21,7 @@ public struct CalendarDate: Hashable, Comparable, Codable, Sendable, CustomStrin
     /// Parses `YYYY-MM-DD`; also `YYYY/MM/DD` (Goodreads) and a leading date of an ISO date-time
     /// such as `2025-12-29T00:00:00` (what some tools write back).
     public init?(parsing text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmed()
         let datePart = trimmed.prefix { $0 != "T" && $0 != " " }
         let fields = datePart.split(omittingEmptySubsequences: false) { $0 == "-" || $0 == "/" }
         guard fields.count == 3, fields[0].count == 4, (1...2).contains(fields[1].count),

@@ -94,6 +94,15 @@ struct ItemQueries {
         return summaries
     }
 
+    /// Calls `body` with the path and file bytes of every live item, in path order, from one
+    /// cursor: what an export needs, without decoding a single record.
+    func forEachLiveFile(_ body: (_ path: String, _ content: String) throws -> Void) throws {
+        let rows = try Row.fetchCursor(db, sql: "SELECT path, content FROM item WHERE trashed_at IS NULL ORDER BY path")
+        while let row = try rows.next() {
+            try body(row[0], row[1])
+        }
+    }
+
     /// Trashed items, most recently trashed first.
     func trashed() throws -> [TrashedItem] {
         try Row.fetchAll(db, sql: """

@@ -63,6 +63,12 @@ public final class LibraryStore: Sendable {
         try read { try $0.liveSummaries(kind: kind) }
     }
 
+    /// Calls `body` with the path and file bytes of every live item, in path order, inside one
+    /// read transaction (a consistent snapshot, however long `body` takes).
+    public func forEachFile(_ body: (_ path: String, _ content: String) throws -> Void) throws {
+        try read { try $0.forEachLiveFile(body) }
+    }
+
     private func read<T>(_ body: (ItemQueries) throws -> T) throws -> T {
         try readDatabase { try body(ItemQueries(db: $0)) }
     }
