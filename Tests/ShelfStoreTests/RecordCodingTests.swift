@@ -15,6 +15,20 @@ struct RecordCodingTests {
         #expect(try coding.decodeDiagnostics(coding.encode(diagnostics), id: note.id) == diagnostics)
     }
 
+    /// Each kind of kept frontmatter value, including the ones JSON has no plain form for and
+    /// look-alikes that must not change type (a string "true", a whole-number double).
+    @Test(arguments: [
+        PropertyValue.null, .bool(true), .int(-7), .double(4.0), .double(0.25), .string("true"),
+        .string("12"), .string(""), .date(CalendarDate(year: 2025, month: 12, day: 29)!),
+        .list([.string("a"), .int(1), .list([])]),
+        .map([Property(key: "nested", value: .map([Property(key: "x", value: .double(1.5))]))]),
+    ])
+    func everyKeptValueRoundTrips(_ value: PropertyValue) throws {
+        let coding = RecordCoding()
+        let book = Item.book(Book(title: "T", extraProperties: [Property(key: "k", value: value)]))
+        #expect(try coding.decodeItem(coding.encode(book), id: book.id) == book)
+    }
+
     @Test func anUndecodableRecordIsReportedAsDamagedWithItsID() throws {
         let id = ItemID("8d2c")
         let error = #expect(throws: StoreError.self) {
