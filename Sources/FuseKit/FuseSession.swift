@@ -1,0 +1,184 @@
+internal import CFuse
+import Foundation
+
+/// How a filesystem is mounted and served.
+public struct MountOptions: Sendable {
+    /// The source shown by `mount` and `df` (`fsname=`).
+    public var filesystemName: String
+    /// The type suffix shown as `fuse.<subtype>` (`subtype=`).
+    public var subtype: String?
+    /// Let users other than the mounting one in (`allow_other`; non-root needs
+    /// `user_allow_other` in /etc/fuse.conf).
+    public var allowOther: Bool
+    /// Let the kernel check permissions from the mode bits instead of asking `access`.
+    public var defaultPermissions: Bool
+    public var readOnly: Bool
+    /// libfuse's request trace on stderr.
+    public var debug: Bool
+    /// Worker threads kept idle before they are ended.
+    public var maximumIdleThreads: Int
+    /// Upper bound on concurrent worker threads.
+    public var maximumThreads: Int
+    /// Give each worker its own `/dev/fuse` descriptor (less contention).
+    public var cloneDevice: Bool
+
+    public init(filesystemName: String, subtype: String? = nil, allowOther: Bool = false,
+                defaultPermissions: Bool = false, readOnly: Bool = false, debug: Bool = false,
+                maximumIdleThreads: Int = 4, maximumThreads: Int = 16, cloneDevice: Bool = true) {
+        self.filesystemName = filesystemName
+        self.subtype = subtype
+        self.allowOther = allowOther
+        self.defaultPermissions = defaultPermissions
+        self.readOnly = readOnly
+        self.debug = debug
+        self.maximumIdleThreads = maximumIdleThreads
+        self.maximumThreads = maximumThreads
+        self.cloneDevice = cloneDevice
+    }
+
+    /// The `-o` list libfuse parses.
+    var mountOptionList: String {
+        var options = ["fsname=" + Self.escaped(filesystemName)]
+        if let subtype { options.append("subtype=" + Self.escaped(subtype)) }
+        if allowOther { options.append("allow_other") }
+        if defaultPermissions { options.append("default_permissions") }
+        if readOnly { options.append("ro") }
+        return options.joined(separator: ",")
+    }
+
+    /// libfuse splits options at commas and treats backslash as an escape.
+    private static func escaped(_ value: String) -> String {
+        value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: ",", with: "\\,")
+    }
+}
+
+/// Why a session could not start. Each description is one line: what is wrong and how to fix it.
+public enum FuseSessionError: Error, Equatable, CustomStringConvertible {
+    case mountpointMissing(String)
+    case mountpointNotDirectory(String)
+    case mountpointNotEmpty(String)
+    case alreadyMounted(String)
+    /// A FUSE mount whose filesystem process died ("Transport endpoint is not connected").
+    case staleMount(String)
+    case fuseDeviceMissing
+    case invalidOptions(String)
+    case mountFailed(String)
+    case sessionAlreadyUsed
+    /// The request loop ended with an error.
+    case loopFailed(Errno)
+
+    public var description: String {
+        switch self {
+        case .mountpointMissing(let path):
+            "mountpoint \(path) does not exist; create it with `mkdir -p \(path)` or choose an existing folder"
+        case .mountpointNotDirectory(let path):
+            "mountpoint \(path) is not a directory; choose an empty folder to mount on"
+        case .mountpointNotEmpty(let path):
+            "mountpoint \(path) is not empty; mounting would hide its files — choose an empty folder"
+        case .alreadyMounted(let path):
+            "\(path) is already a mountpoint; unmount it first with `fusermount3 -u \(path)`"
+        case .staleMount(let path):
+            "\(path) is a dead FUSE mount (its process exited); clear it with `fusermount3 -u \(path)`"
+        case .fuseDeviceMissing:
+            "/dev/fuse is missing or not accessible; load the module with `modprobe fuse` (in a container, pass `--device /dev/fuse`)"
+        case .invalidOptions(let options):
+            "libfuse rejected the mount options \(options); check the filesystem name and subtype"
+        case .mountFailed(let path):
+            "mounting on \(path) failed (see the libfuse message above); check permissions and /etc/fuse.conf"
+        case .sessionAlreadyUsed:
+            "this FuseSession was already mounted or run; create a new session for each mount"
+        case .loopFailed(let errno):
+            "the FUSE request loop failed: \(errno)"
+        }
+    }
+}
+
+/// One FUSE mount of one filesystem: create it, ``mount(at:)``, then ``run(handlingSignals:)``.
+///
+/// `run` blocks while serving requests on libfuse's worker threads and returns normally when
+/// the mount goes away (`fusermount3 -u`, `umount`) or, with signal handling, on SIGINT,
+/// SIGTERM or SIGHUP; it then unmounts and calls the filesystem's `destroy`.
+public final class FuseSession: @unchecked Sendable {
+    /// Pushes invalidations to the kernel; valid for the whole life of the session.
+    public let notifier = Notifier()
+    public let options: MountOptions
+    /// The mount path, once ``mount(at:)`` succeeded.
+    public private(set) var mountpoint: String?
+
+    private let dispatcher: Dispatcher
+    private var session: OpaquePointer?
+    private var hasRun = false
+
+    public init(filesystem: some FuseOperations, options: MountOptions) throws(FuseSessionError) {
+        self.options = options
+        dispatcher = Dispatcher(filesystem: filesystem, notifier: notifier)
+        var arguments = ["fusekit", "-o", options.mountOptionList]
+        if options.debug { arguments.append("-d") }
+        session = Self.makeSession(arguments: arguments, dispatcher: dispatcher)
+        guard session != nil else { throw .invalidOptions(options.mountOptionList) }
+        dispatcher.session = session
+    }
+
+    deinit {
+        if let session { fuse_session_destroy(session) }
+    }
+
+    private static func makeSession(arguments: [String], dispatcher: Dispatcher) -> OpaquePointer? {
+        let cStrings = arguments.map { strdup($0) }
+        defer { cStrings.forEach { free($0) } }
+        var argv = cStrings
+        return argv.withUnsafeMutableBufferPointer { buffer in
+            var args = fuse_args(argc: Int32(buffer.count), argv: buffer.baseAddress, allocated: 0)
+            var operations = Dispatcher.operationTable
+            return fuse_session_new(&args, &operations, MemoryLayout<fuse_lowlevel_ops>.size,
+                                    Unmanaged.passUnretained(dispatcher).toOpaque())
+        }
+    }
+
+    /// Mounts on `path`, which must be an existing, empty directory that is not a mountpoint.
+    public func mount(at path: String) throws(FuseSessionError) {
+        guard let session, mountpoint == nil, !hasRun else { throw .sessionAlreadyUsed }
+        try Self.checkMountpoint(path)
+        guard access("/dev/fuse", R_OK | W_OK) == 0 else { throw .fuseDeviceMissing }
+        guard fuse_session_mount(session, path) == 0 else { throw .mountFailed(path) }
+        mountpoint = path
+    }
+
+    /// Serves requests until the mount goes away or (with `handlingSignals`) a SIGINT, SIGTERM
+    /// or SIGHUP arrives; then unmounts. Signal handlers are process-wide: pass false when
+    /// several sessions share a process (tests).
+    public func run(handlingSignals: Bool = true) throws(FuseSessionError) {
+        guard let session, mountpoint != nil, !hasRun else { throw .sessionAlreadyUsed }
+        hasRun = true
+        let installedSignals = handlingSignals && fuse_set_signal_handlers(session) == 0
+        let result = cfuse_session_loop_mt(session, options.cloneDevice ? 1 : 0,
+                                           UInt32(options.maximumIdleThreads),
+                                           UInt32(options.maximumThreads))
+        if installedSignals { fuse_remove_signal_handlers(session) }
+        let notifierStopped = notifier.stop()
+        fuse_session_unmount(session)
+        if !notifierStopped {
+            // A notification is stuck in the kernel and still uses the session: leak it rather
+            // than free memory that thread will touch.
+            fuseKitLogger.error("notifier did not stop; leaving the FUSE session allocated")
+            self.session = nil
+        }
+        // A positive result is the signal that ended the loop: a requested, clean exit.
+        if result < 0 { throw .loopFailed(Errno(-result)) }
+    }
+
+    private static func checkMountpoint(_ path: String) throws(FuseSessionError) {
+        var info = stat()
+        guard stat(path, &info) == 0 else {
+            switch errno {
+            case ENOTCONN: throw .staleMount(path)
+            case ENOENT: throw .mountpointMissing(path)
+            default: throw .mountFailed(path)
+            }
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else { throw .mountpointNotDirectory(path) }
+        guard MountTable.mount(at: path) == nil else { throw .alreadyMounted(path) }
+        let contents = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
+        guard contents.isEmpty else { throw .mountpointNotEmpty(path) }
+    }
+}
