@@ -30,8 +30,10 @@ struct RecordCoding {
     }
 }
 
-/// Stored timestamps: seconds since 1970 as REAL, so they sort and compare in SQL.
+/// Stored timestamps: REAL seconds since Foundation's reference date (2001-01-01 UTC), the
+/// value a `Date` holds, so a date reads back exactly as written (seconds since 1970 would
+/// round, and a record read back would differ from the one written).
 extension Date {
-    init(storedSeconds: Double) { self.init(timeIntervalSince1970: storedSeconds) }
-    var storedSeconds: Double { timeIntervalSince1970 }
+    init(storedSeconds: Double) { self.init(timeIntervalSinceReferenceDate: storedSeconds) }
+    var storedSeconds: Double { timeIntervalSinceReferenceDate }
 }

@@ -47,9 +47,10 @@ enum SearchIndex {
 
     /// Each whitespace-separated word of `text` as a quoted FTS5 string (inner `"` doubled), so
     /// operators, column filters and stray quotes in user text are searched for, never parsed.
+    /// Control characters separate words too: SQLite would cut the query at a NUL, mid-string.
     /// Nil when there is no word to look for.
     static func matchExpression(for text: String) -> String? {
-        let words = text.split(whereSeparator: \.isWhitespace)
+        let words = text.split { $0.isWhitespace || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control } }
         guard !words.isEmpty else { return nil }
         return words.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " ")
     }

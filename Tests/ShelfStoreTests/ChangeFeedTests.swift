@@ -1,0 +1,63 @@
+import Foundation
+import Testing
+import ShelfModel
+@testable import ShelfStore
+
+@Suite("Change feed and several stores on one library")
+struct ChangeFeedTests {
+    @Test func theFeedNumbersChangesInOrderAndPagesByLimit() throws {
+        let library = try TestLibrary()
+        let book = try library.store.insert(.book(Sample.book()))
+        try library.store.update(Item.book(Sample.book("Dune Messiah")).withID(book.item.id))
+        let moved = try library.store.move(id: book.item.id, to: "Books/Messiah.md")
+        try library.store.trash(id: book.item.id)
+
+        let changes = try library.store.changes(after: 0)
+        #expect(changes.map(\.sequence) == [1, 2, 3, 4])
+        #expect(changes.map(ChangeEntry.init) == [
+            ChangeEntry(.added, book.item.id, book.path),
+            ChangeEntry(.updated, book.item.id, book.path),
+            ChangeEntry(.updated, book.item.id, moved.path, previousPath: book.path),
+            ChangeEntry(.removed, book.item.id, moved.path),
+        ])
+        #expect(try library.store.lastSequence() == 4)
+        #expect(try library.store.changes(after: 1, limit: 2).map(\.sequence) == [2, 3])
+        #expect(try library.store.changes(after: 4).isEmpty)
+    }
+
+    @Test func aSecondStoreOnTheSameFolderSeesTheFirstOnesChanges() throws {
+        let library = try TestLibrary()
+        let other = try LibraryStore.open(at: library.store.folder)
+        let start = try other.lastSequence()
+
+        let record = try library.store.insert(.note(Sample.note()))
+        #expect(try other.changeEntries(after: start) == [ChangeEntry(.added, record.item.id, record.path)])
+        #expect(try other.record(id: record.item.id) == record)
+
+        let seen = try other.lastSequence()
+        let edited = try other.update(Item.note(Sample.note(content: "from the CLI")).withID(record.item.id),
+                                      basedOn: record.version)
+        #expect(try library.store.changeEntries(after: seen) == [ChangeEntry(.updated, record.item.id, record.path)])
+        #expect(try library.store.record(id: record.item.id) == edited)
+        #expect(throws: StoreError.versionConflict(id: record.item.id, expected: record.version, actual: edited.version)) {
+            try library.store.update(record.item, basedOn: record.version)
+        }
+    }
+
+    @Test func twoStoresWritingAtOnceWaitForEachOtherInsteadOfFailing() async throws {
+        let library = try TestLibrary()
+        let stores = [library.store, try LibraryStore.open(at: library.store.folder)]
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for (index, store) in stores.enumerated() {
+                group.addTask {
+                    for number in 0..<40 {
+                        try store.insert(.note(Sample.note("Writer \(index) note \(number)")))
+                    }
+                }
+            }
+            try await group.waitForAll()
+        }
+        #expect(try library.store.summaries().count == 80)
+        #expect(try library.store.changes(after: 0).map(\.sequence) == Array(1...80))
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+import ShelfModel
+@testable import ShelfStore
+
+@Suite("Full-text search")
+struct SearchTests {
+    private static func library() throws -> (TestLibrary, dune: ItemRecord, note: ItemRecord) {
+        let library = try TestLibrary()
+        let passage = Passage(page: 42, text: "Fear is the mind-killer.", note: "Litany against fear",
+                              aiSummary: "Courage through acceptance")
+        let dune = try library.store.insert(.book(Sample.book(passages: [passage])))
+        let note = try library.store.insert(.note(Sample.note("Garden", content: "Plant tomatoes in spring.")))
+        try library.store.insert(.book(Sample.book("Emma", author: "Jane Austen")))
+        return (library, dune, note)
+    }
+
+    @Test(arguments: [
+        ("Dune", "title"), ("Herbert", "author"), ("killer", "passage text"),
+        ("litany", "passage note"), ("acceptance", "AI summary"),
+    ])
+    func everySearchableFieldOfABookIsFound(word: String, field: String) throws {
+        let (library, dune, _) = try Self.library()
+        let hits = try library.store.search(word)
+        #expect(hits.map(\.id) == [dune.item.id], "searching the \(field)")
+        #expect(hits.first?.path == dune.path)
+        #expect(hits.first?.kind == .book)
+        #expect(hits.first?.title == "Dune")
+    }
+
+    @Test func noteContentIsFoundWithAMarkedSnippet() throws {
+        let (library, _, note) = try Self.library()
+        let hits = try library.store.search("TOMATOES")
+        #expect(hits.map(\.id) == [note.item.id])
+        #expect(hits.first?.snippet.contains("[tomatoes]") == true, "snippet: \(hits.first?.snippet ?? "none")")
+    }
+
+    @Test func everyWordMustMatch() throws {
+        let (library, dune, _) = try Self.library()
+        #expect(try library.store.search("fear mind").map(\.id) == [dune.item.id])
+        #expect(try library.store.search("fear tomatoes").isEmpty)
+    }
+
+    @Test func theIndexFollowsUpdatesAndEmptiedTrash() throws {
+        let (library, dune, note) = try Self.library()
+        try library.store.update(Item.note(Sample.note("Garden", content: "Plant beans.")).withID(note.item.id))
+        #expect(try library.store.search("tomatoes").isEmpty)
+        #expect(try library.store.search("beans").map(\.id) == [note.item.id])
+
+        try library.store.trash(id: dune.item.id)
+        try library.store.emptyTrash()
+        #expect(try library.store.search("fear").isEmpty)
+    }
+
+    @Test(arguments: [
+        "\"unbalanced", "fear\"", "AND", "fear OR", "NEAR(fear", "title:Dune", "*", "-fear", "^fear",
+        "(", ")", "'", "\"\"", "fear*", "{title}: x", "Dune \u{0}", "💥",
+    ])
+    func anyUserTextIsSafeToSearch(query: String) throws {
+        let (library, _, _) = try Self.library()
+        _ = try library.store.search(query)
+    }
+
+    @Test func quotedAndOperatorLikeWordsAreSearchedLiterally() throws {
+        let (library, dune, _) = try Self.library()
+        #expect(try library.store.search("\"fear").map(\.id) == [dune.item.id])
+        #expect(try library.store.search("Dune:").map(\.id) == [dune.item.id], "a colon is no column filter")
+        #expect(try library.store.search("Dune OR Emma").isEmpty, "OR is a word, not an operator")
+    }
+
+    @Test func blankQueriesFindNothing() throws {
+        let (library, _, _) = try Self.library()
+        #expect(try library.store.search("").isEmpty)
+        #expect(try library.store.search("  \n\t ").isEmpty)
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import ShelfModel
+@testable import ShelfStore
+
+/// A fresh folder under the temporary directory, removed when the value goes away.
+final class TemporaryFolder {
+    let url: URL
+
+    init() throws {
+        url = FileManager.default.temporaryDirectory
+            .appendingPathComponent("shelf-store-tests-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    /// A path inside the folder that does not exist yet.
+    func child(_ name: String) -> URL { url.appendingPathComponent(name, isDirectory: true) }
+}
+
+/// A new library in its own temporary folder; keep `folder` alive as long as `store` is used.
+struct TestLibrary {
+    let folder: TemporaryFolder
+    let store: LibraryStore
+
+    init() throws {
+        folder = try TemporaryFolder()
+        store = try LibraryStore.create(at: folder.child("library"))
+    }
+}
+
+enum Sample {
+    static func book(_ title: String = "Dune", author: String? = "Frank Herbert",
+                     passages: [Passage] = [], sourceID: String? = nil) -> Book {
+        Book(title: title, author: author, tags: ["scifi"], sourceID: sourceID, passages: passages)
+    }
+
+    static func note(_ title: String = "Reading plan", content: String = "Read more.\n",
+                     favorite: Bool = false) -> Note {
+        Note(title: title, content: content, favorite: favorite)
+    }
+}
+
+extension LibraryStore {
+    /// The feed entries written after `sequence`, without their sequence numbers.
+    func changeEntries(after sequence: Int64) throws -> [ChangeEntry] {
+        try changes(after: sequence).map { ChangeEntry($0) }
+    }
+}
+
+/// A change feed entry minus its sequence, for comparing with what a test expects.
+struct ChangeEntry: Hashable, CustomStringConvertible {
+    var kind: Change.Kind
+    var id: ItemID
+    var path: String
+    var previousPath: String?
+
+    init(_ kind: Change.Kind, _ id: ItemID, _ path: String, previousPath: String? = nil) {
+        self.kind = kind
+        self.id = id
+        self.path = path
+        self.previousPath = previousPath
+    }
+
+    init(_ change: Change) {
+        self.init(change.kind, change.id, change.path, previousPath: change.previousPath)
+    }
+
+    var description: String { "\(kind) \(id) \(path)" + (previousPath.map { " from \($0)" } ?? "") }
+}
