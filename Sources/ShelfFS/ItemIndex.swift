@@ -71,7 +71,7 @@ final class ItemIndex: Sendable {
     /// Forgets a trashed or deleted item; returns its last known state.
     @discardableResult
     func remove(_ id: ItemID) -> ItemSummary? {
-        state.withLock { Self.remove(id, from: &state) }
+        state.withLock { state in Self.remove(id, from: &state) }
     }
 
     private static func insert(_ summary: ItemSummary, into state: inout State) {

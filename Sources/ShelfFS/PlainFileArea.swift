@@ -70,7 +70,7 @@ struct PlainFileArea: Sendable {
     }
 
     func rename(_ from: MountPath, to: MountPath, flags: UInt32 = 0) throws(Errno) {
-        guard renameat2(AT_FDCWD, realPath(from), AT_FDCWD, realPath(to), flags) == 0 else { throw .current }
+        guard LinuxCalls.renameat2(AT_FDCWD, realPath(from), AT_FDCWD, realPath(to), flags) == 0 else { throw .current }
     }
 
     func symlink(_ path: MountPath, target: String) throws(Errno) {
@@ -98,7 +98,7 @@ struct PlainFileArea: Sendable {
 
     /// Sets access and modification times; nil leaves one as it is.
     func setTimes(_ path: MountPath, access: timespec?, modification: timespec?) throws(Errno) {
-        let omit = timespec(tv_sec: 0, tv_nsec: Int(UTIME_OMIT))
+        let omit = timespec(tv_sec: 0, tv_nsec: LinuxCalls.timeOmit)
         let times = [access ?? omit, modification ?? omit]
         guard utimensat(AT_FDCWD, realPath(path), times, AT_SYMLINK_NOFOLLOW) == 0 else { throw .current }
     }
@@ -148,23 +148,23 @@ struct PlainFileArea: Sendable {
     // MARK: Extended attributes, passed through
 
     func getAttribute(_ path: MountPath, name: String) throws(Errno) -> [UInt8] {
-        let size = lgetxattr(realPath(path), name, nil, 0)
+        let size = LinuxCalls.lgetxattr(realPath(path), name, nil, 0)
         guard size >= 0 else { throw .current }
         var buffer = [UInt8](repeating: 0, count: size)
-        let count = lgetxattr(realPath(path), name, &buffer, size)
+        let count = LinuxCalls.lgetxattr(realPath(path), name, &buffer, size)
         guard count >= 0 else { throw .current }
         return Array(buffer[..<count])
     }
 
     func setAttribute(_ path: MountPath, name: String, value: [UInt8], flags: Int32) throws(Errno) {
-        guard lsetxattr(realPath(path), name, value, value.count, flags) == 0 else { throw .current }
+        guard LinuxCalls.lsetxattr(realPath(path), name, value, value.count, flags) == 0 else { throw .current }
     }
 
     func attributeNames(_ path: MountPath) throws(Errno) -> [String] {
-        let size = llistxattr(realPath(path), nil, 0)
+        let size = LinuxCalls.llistxattr(realPath(path), nil, 0)
         guard size >= 0 else { throw .current }
         var buffer = [CChar](repeating: 0, count: size)
-        let count = llistxattr(realPath(path), &buffer, size)
+        let count = LinuxCalls.llistxattr(realPath(path), &buffer, size)
         guard count >= 0 else { throw .current }
         return buffer[..<count].split(separator: 0).map {
             String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -172,7 +172,7 @@ struct PlainFileArea: Sendable {
     }
 
     func removeAttribute(_ path: MountPath, name: String) throws(Errno) {
-        guard lremovexattr(realPath(path), name) == 0 else { throw .current }
+        guard LinuxCalls.lremovexattr(realPath(path), name) == 0 else { throw .current }
     }
 
 }

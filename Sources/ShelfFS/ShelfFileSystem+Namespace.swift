@@ -214,7 +214,7 @@ extension ShelfFileSystem {
         if let inode = inodes.existingInode(for: .plain(from)) {
             inodes.rekey(inode, to: .item(outcome.record.item.id))
             cachedVersions.withLock { $0[inode] = nil }
-            if !outcome.showsWrittenBytes { notifier.invalidateContent(of: Inode(inode)) }
+            if !outcome.showsWrittenBytes { invalidate(.content(Inode(inode))) }
         }
     }
 

@@ -34,7 +34,8 @@ final class ShelfFileSystem: Sendable {
     let inodes = InodeTable()
     let openFiles = OpenFileTable()
     let plain: PlainFileArea
-    let notifier: Notifier
+    /// The session's invalidation queue, once mounted; before that the kernel caches nothing.
+    private let notifier = Mutex<Notifier?>(nil)
     let committer: ItemCommitter
     let statusFolder: StatusFolder
     let logger = Logger(label: "shelf.fs")
@@ -43,12 +44,14 @@ final class ShelfFileSystem: Sendable {
     /// The store version of each item inode the kernel last read pages of, for `keep_cache`.
     let cachedVersions = Mutex<[UInt64: Int64]>([:])
     let namespaceLock = NSLock()
+    /// The change-feed position the index was loaded at: following starts there.
+    let loadedSequence: Int64
 
     /// Prepares the plain-file area (top folders and every item's folder) and loads the index.
-    init(store: LibraryStore, notifier: Notifier) throws {
+    init(store: LibraryStore) throws {
         self.store = store
-        self.notifier = notifier
         plain = PlainFileArea(root: store.plainFilesFolder)
+        loadedSequence = try store.lastSequence()
         let summaries = try store.summaries()
         index = ItemIndex(summaries)
         committer = ItemCommitter(store: store)
@@ -56,6 +59,15 @@ final class ShelfFileSystem: Sendable {
         let folders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
             .union(summaries.map { MountPath($0.path).parent })
         for folder in folders { try ensureFolder(folder) }
+    }
+
+    func attach(_ notifier: Notifier) {
+        self.notifier.withLock { $0 = notifier }
+    }
+
+    /// Queues `invalidation` for the kernel (safe from request handlers: it only queues).
+    func invalidate(_ invalidation: Notifier.Invalidation) {
+        notifier.withLock { $0 }?.submit(invalidation)
     }
 
     /// Creates `folder` and its parents in the plain-file area if missing (an item moved by the
@@ -337,7 +349,7 @@ final class ShelfFileSystem: Sendable {
     private func saved(_ outcome: ItemCommitter.Outcome, inode: UInt64) -> Int64 {
         index.put(ItemSummary(outcome.record))
         cachedVersions.withLock { $0[inode] = nil }
-        if !outcome.showsWrittenBytes { notifier.invalidateContent(of: Inode(inode)) }
+        if !outcome.showsWrittenBytes { invalidate(.content(Inode(inode))) }
         return outcome.record.version
     }
 
@@ -419,8 +431,8 @@ final class ShelfFileSystem: Sendable {
         }
         let flags: Int32 = switch mode {
         case .any: 0
-        case .createOnly: XATTR_CREATE
-        case .replaceOnly: XATTR_REPLACE
+        case .createOnly: LinuxCalls.xattrCreate
+        case .replaceOnly: LinuxCalls.xattrReplace
         }
         try plain.setAttribute(path, name: name, value: value, flags: flags)
     }

@@ -1,4 +1,5 @@
 import Foundation
+import FuseKit
 import ShelfStore
 
 /// The read-only `/.shelf/` folder: what `shelf status` knows, readable by any tool.
