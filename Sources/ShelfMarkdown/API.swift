@@ -33,32 +33,90 @@ public struct ParsedItem: Hashable, Sendable {
     }
 }
 
-// SKELETON: signatures agreed between layers; the codec helper replaces the bodies.
-
 /// Record ⇄ Markdown file bytes.
+///
+/// # Canonical form
+/// `---`, the frontmatter (see `FrontmatterWriter`: what Obsidian's Properties panel writes),
+/// `---`, then the body: a note's content verbatim, or a book's title heading, introduction,
+/// `## Passages` and appendix (see `BookBody` and `PassageMarkdown` for the exact lines).
+///
+/// # Representable domain
+/// `parse(render(r)) == r` holds for every record within these limits, which are what Markdown
+/// line structure and YAML keys impose; everything else (any Unicode in any field, quotes,
+/// colons, `#`, `---`, `>` or `###` lines inside text, tabs, emoji, right-to-left text, empty
+/// strings) round-trips as is.
+/// - No text holds `\r`: the parser reads `\r\n` and `\r` as `\n` (YAML-quoted frontmatter strings
+///   may hold anything, `\r` included).
+/// - A book's `introduction` and `appendix` are empty or end with `\n`; no introduction line is
+///   `## Passages`; a non-empty appendix starts with a level-1 or level-2 heading line (`## …`).
+/// - A passage id is letters, digits and `-` (an Obsidian block id), unique within its book; a
+///   page is 0 or more; a location is one non-empty line without spaces or tabs at its ends.
+/// - `current_page`/`total_pages` are 0 or more; `rating` is within 0.5…5; note dates are whole
+///   seconds in years 1–9999; an item id is not empty.
+/// - Extra property names are at most 200 characters, unique (also within nested mappings), and
+///   not one of the kind's own keys; their doubles are not NaN.
 public enum MarkdownCodec {
     /// The canonical file text of `item` (frontmatter as Obsidian's Properties panel writes it,
     /// then the body). Deterministic: the same record always renders the same bytes.
     public static func render(_ item: Item) -> String {
-        "---\nid: \(item.id)\ntitle: \(item.title)\n---\n"
+        switch item {
+        case .book(let book): BookMarkdown.render(book)
+        case .note(let note): NoteMarkdown.render(note)
+        }
     }
 
     /// Parses a file of `kind`. `fileTitle` (the file name without `.md`) is the title of a
     /// note whose frontmatter has none. Never crashes, never returns a half-parsed record.
+    ///
+    /// Accepts more than `render` writes: a UTF-8 BOM, CRLF line endings, no frontmatter at all,
+    /// flow or block lists, any quoting, comments, keys in any order, `tags` as a single text,
+    /// dates written as date-times. Unknown keys become `extraProperties`. A file without `id:`
+    /// gets a fresh id and `declaredID == false`; a book without `title:` takes the `# ` heading,
+    /// then `fileTitle`.
     public static func parse(_ text: String, kind: ItemKind, fileTitle: String?) -> Result<ParsedItem, ParseFailure> {
-        .failure(ParseFailure(diagnostics: [Diagnostic(line: 1, message: "codec not built yet")]))
+        SplitDocument.split(text).flatMap { document in
+            switch kind {
+            case .book: BookMarkdown.parse(document, fileTitle: fileTitle)
+            case .note: NoteMarkdown.parse(document, fileTitle: fileTitle)
+            }
+        }
     }
 }
 
 /// File names from titles: NFC, no `/`, NUL or control characters, no leading dot, at most 255
 /// bytes with `.md`, stable across renders.
+///
+/// `/` becomes `-` (so `AC/DC` stays readable as `AC-DC`); NUL, tabs, line breaks and other
+/// control characters become spaces. Spaces at either end and leading dots are dropped (a name
+/// starting with `.` would be hidden); a name with nothing left is `Untitled`. Names longer than
+/// 255 UTF-8 bytes are cut at a character boundary, leaving room for `.md` and any ` (2)` suffix.
 public enum FileNaming {
     /// `Dune - Frank Herbert.md` for a book, `Title.md` for a note.
-    public static func fileName(for item: Item) -> String { item.title + ".md" }
+    public static func fileName(for item: Item) -> String {
+        var stem = FileNameStem.sanitized(item.title)
+        if case .book(let book) = item, let author = book.author.map(FileNameStem.sanitized), !author.isEmpty {
+            stem += " - " + author
+        }
+        return FileNameStem.fitted(stem.isEmpty ? "Untitled" : stem, suffix: "") + FileNameStem.fileExtension
+    }
 
     /// `name`, or the first of `name (2).md`, `name (3).md`, … for which `isTaken` is false.
-    public static func uniqued(_ name: String, isTaken: (String) -> Bool) -> String { name }
+    public static func uniqued(_ name: String, isTaken: (String) -> Bool) -> String {
+        guard isTaken(name) else { return name }
+        let hasExtension = name.hasSuffix(FileNameStem.fileExtension)
+        let stem = hasExtension ? String(name.dropLast(FileNameStem.fileExtension.count)) : name
+        let fileExtension = hasExtension ? FileNameStem.fileExtension : ""
+        var number = 2
+        while true {
+            let suffix = " (\(number))"
+            let candidate = FileNameStem.fitted(stem, suffix: suffix) + suffix + fileExtension
+            if !isTaken(candidate) { return candidate }
+            number += 1
+        }
+    }
 
     /// The title a file name stands for: `Dune.md` → `Dune`.
-    public static func title(fromFileName name: String) -> String { name }
+    public static func title(fromFileName name: String) -> String {
+        name.hasSuffix(FileNameStem.fileExtension) ? String(name.dropLast(FileNameStem.fileExtension.count)) : name
+    }
 }

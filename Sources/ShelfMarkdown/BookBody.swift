@@ -1,0 +1,271 @@
+import ShelfModel
+
+/// The body of a book file, below the frontmatter:
+///
+/// ```
+/// # <title>                ← line breaks in the title become spaces
+///                          ← one blank line
+/// <introduction>           ← verbatim, possibly empty
+/// ## Passages
+///                          ← one blank line before each passage block
+/// <passage block>          ← see `PassageMarkdown`
+///
+/// <passage block>
+///
+/// <appendix>               ← verbatim, from its `## ` heading to the end of the file
+/// ```
+///
+/// Parsing is a single pass over the lines. It accepts more than it writes: blank lines before
+/// the title, a body without a title heading (all of it is then the introduction), any number of
+/// blank lines between passage blocks and between a quote and its fields, fields in any order,
+/// `>text` without a space. It refuses, with the line, what it could only guess at: an unknown
+/// `### ` heading, a passage without a quote, any other line between passages.
+enum BookBody {
+    static let passagesHeading = "## Passages"
+
+    /// What the body holds besides the frontmatter's fields.
+    struct Content {
+        var headingTitle: String?
+        var introduction = ""
+        var passages: [Passage] = []
+        var appendix = ""
+    }
+
+    static func render(_ book: Book, into text: inout String) {
+        text += "# " + book.title.replacingLineBreaksWithSpaces() + "\n\n"
+        text += book.introduction
+        text += passagesHeading + "\n"
+        for passage in book.passages {
+            text += "\n"
+            text += PassageMarkdown.render(passage)
+        }
+        if !book.appendix.isEmpty {
+            text += "\n" + book.appendix
+        }
+    }
+
+    static func parse(_ document: SplitDocument) -> Result<Content, ParseFailure> {
+        let source = document.source
+        let lines = source.lines
+        var content = Content()
+        var index = document.bodyStart
+        while index < lines.count, lines[index].isBlank { index += 1 }
+        if index < lines.count, lines[index].isLevelOneHeading {
+            content.headingTitle = String(lines[index].dropping(bytes: 1).trimmingSpacesAndTabs())
+            index += 1
+            if index < lines.count, lines[index].text.isEmpty { index += 1 }
+        } else {
+            index = document.bodyStart
+        }
+        guard let passagesLine = lines[index...].firstIndex(where: { $0.isMarker(passagesHeading) }) else {
+            content.introduction = source.slice(lines: index..<lines.count).endingInNewline()
+            return .success(content)
+        }
+        content.introduction = source.slice(lines: index..<passagesLine).endingInNewline()
+        var section = PassageSectionParser()
+        var appendixStart = lines.count
+        for lineIndex in (passagesLine + 1)..<lines.count {
+            if lines[lineIndex].isSectionHeading {
+                appendixStart = lineIndex
+                break
+            }
+            section.read(lines[lineIndex])
+        }
+        section.finish()
+        guard section.diagnostics.isEmpty else { return .failure(ParseFailure(diagnostics: section.diagnostics)) }
+        content.passages = section.passages
+        content.appendix = source.slice(lines: appendixStart..<lines.count).endingInNewline()
+        return .success(content)
+    }
+}
+
+/// Reads the lines between `## Passages` and the next level-1 or level-2 heading into passages.
+private struct PassageSectionParser {
+    private(set) var passages: [Passage] = []
+    private(set) var diagnostics: [Diagnostic] = []
+    private var draft: PassageDraft?
+    /// The quote line of each declared block id, to refuse a copied passage that repeats one.
+    private var idLines: [PassageID: Int] = [:]
+    /// Passages written without a block id; they get fresh ids once all declared ones are known.
+    private var passagesNeedingID: [Int] = []
+
+    mutating func read(_ line: SourceLine) {
+        if line.isBlank {
+            draft?.endBlock()
+        } else if line.starts(with: "### ") || line.isMarker("###") {
+            finishDraft()
+            startPassage(line)
+        } else if draft != nil {
+            if let problem = draft?.read(line) ?? nil { report(line.number, problem) }
+        } else {
+            report(line.number, "only passages may follow `## Passages`: start one with a `### Page 42` heading, "
+                + "or put free text under a `## ` heading after the passages")
+        }
+    }
+
+    mutating func finish() {
+        finishDraft()
+        var usedIDs = Set(idLines.keys)
+        for index in passagesNeedingID {
+            var id = PassageID.generate()
+            while usedIDs.contains(id) { id = .generate() }
+            usedIDs.insert(id)
+            passages[index].id = id
+        }
+    }
+
+    private mutating func startPassage(_ line: SourceLine) {
+        guard let heading = PassageMarkdown.parseHeading(line.dropping(bytes: 3)) else {
+            report(line.number, "`\(line.text)` is not a passage heading; write `### Page 42`, `### Location 1234-1240`, "
+                + "`### Page 42 · Location 1234-1240` or `### Passage`")
+            draft = PassageDraft(headingLine: line.number, page: nil, location: nil, isValid: false)
+            return
+        }
+        draft = PassageDraft(headingLine: line.number, page: heading.page, location: heading.location, isValid: true)
+    }
+
+    private mutating func finishDraft() {
+        guard let finished = draft else { return }
+        draft = nil
+        guard finished.isValid else { return }
+        switch finished.passage() {
+        case .failure(let diagnostic):
+            diagnostics.append(diagnostic)
+        case .success(let (passage, declaredID)):
+            if declaredID {
+                if let firstLine = idLines[passage.id] {
+                    report(finished.quoteEndLine, "the block id ^\(passage.id) is already used by the passage on line \(firstLine); "
+                        + "give this passage another id or remove it")
+                    return
+                }
+                idLines[passage.id] = finished.quoteEndLine
+            } else {
+                passagesNeedingID.append(passages.count)
+            }
+            passages.append(passage)
+        }
+    }
+
+    private mutating func report(_ line: Int, _ message: String) {
+        diagnostics.append(Diagnostic(line: line, message: message))
+    }
+}
+
+/// One passage being read: its heading, quote lines, and field lines.
+private struct PassageDraft {
+    let headingLine: Int
+    let page: Int?
+    let location: String?
+    /// False after a bad heading: its lines are skipped, the heading already reported.
+    let isValid: Bool
+    private var quoteLines: [Substring] = []
+    private(set) var quoteEndLine = 0
+    private var quoteClosed = false
+    /// Each field's value as lines: one from its label line, or the quote lines below a bare label.
+    private var fields: [PassageMarkdown.Field: [Substring]] = [:]
+    private var fieldLines: [PassageMarkdown.Field: Int] = [:]
+    /// A field written as a bare `**Label**:`, whose value may follow as quote lines.
+    private var openField: PassageMarkdown.Field?
+    private var openFieldHasQuote = false
+
+    init(headingLine: Int, page: Int?, location: String?, isValid: Bool) {
+        self.headingLine = headingLine
+        self.page = page
+        self.location = location
+        self.isValid = isValid
+    }
+
+    /// A blank line: ends the quote and any multi-line field value.
+    mutating func endBlock() {
+        if !quoteLines.isEmpty { quoteClosed = true }
+        openField = nil
+    }
+
+    /// Takes one non-blank line; returns what is wrong with it, if anything.
+    mutating func read(_ line: SourceLine) -> String? {
+        guard isValid else { return nil }
+        if line.starts(with: ">") {
+            return readQuoteLine(PassageMarkdown.quoteContent(line), number: line.number)
+        }
+        guard let field = PassageMarkdown.Field.allCases.first(where: { line.starts(with: $0.label) }) else {
+            if line.starts(with: "**"), line.text.contains("**:") {
+                return "unknown passage field in `\(line.text)`; a passage has `**Note**:`, `**AI Summary**:` and `**Added**:`"
+            }
+            return "unexpected line in a passage; a passage holds a `> ` quote, then `**Note**:`, `**AI Summary**:` "
+                + "or `**Added**:` lines — put free text under a `## ` heading after the passages"
+        }
+        guard !quoteLines.isEmpty else {
+            return "`\(field.label)` comes before the passage's quote; put the `> ` quote right under the heading"
+        }
+        if let earlier = fieldLines[field] {
+            return "`\(field.label)` appears twice in this passage (first on line \(earlier)); keep one"
+        }
+        quoteClosed = true
+        var value = line.dropping(bytes: field.label.utf8.count)
+        if value.utf8.first == UInt8(ascii: " ") { value = Substring(value.unicodeScalars.dropFirst()) }
+        fields[field] = [value]
+        fieldLines[field] = line.number
+        openField = value.isEmpty ? field : nil
+        openFieldHasQuote = false
+        return nil
+    }
+
+    private mutating func readQuoteLine(_ content: Substring, number: Int) -> String? {
+        if let field = openField {
+            if openFieldHasQuote { fields[field]?.append(content) } else { fields[field] = [content] }
+            openFieldHasQuote = true
+            return nil
+        }
+        guard !quoteClosed else {
+            return "a passage has one quote: join its paragraphs with a `>` line, or start a new passage with a `### ` heading"
+        }
+        quoteLines.append(content)
+        quoteEndLine = number
+        return nil
+    }
+
+    /// The finished passage and whether its block id was written, or why it cannot be a passage.
+    func passage() -> Result<(Passage, declaredID: Bool), Diagnostic> {
+        guard let lastLine = quoteLines.last else {
+            return .failure(Diagnostic(line: headingLine, message: "this passage has no quote; add the passage text as `> ` lines under its heading"))
+        }
+        let (lastText, blockID) = PassageMarkdown.splitBlockID(lastLine)
+        let text = (quoteLines.dropLast() + [lastText]).joined(separator: "\n")
+        var dateAdded: CalendarDate?
+        if let added = value(of: .added) {
+            guard !added.contains("\n"), let day = CalendarDate(parsing: added) else {
+                return .failure(Diagnostic(line: fieldLines[.added] ?? headingLine,
+                                           message: "**Added**: \(YAMLScalar.doubleQuoted(added)) is not a date like 2025-12-29"))
+            }
+            dateAdded = day
+        }
+        let passage = Passage(id: blockID ?? PassageID(""), page: page, location: location, text: text,
+                              note: value(of: .note), aiSummary: value(of: .aiSummary), dateAdded: dateAdded)
+        return .success((passage, blockID != nil))
+    }
+
+    private func value(of field: PassageMarkdown.Field) -> String? {
+        fields[field]?.joined(separator: "\n")
+    }
+}
+
+extension SourceLine {
+    /// `# Title` (or a bare `#`).
+    var isLevelOneHeading: Bool { starts(with: "# ") || isMarker("#") }
+
+    /// A level-1 or level-2 heading: where the passages section ends and the appendix begins.
+    var isSectionHeading: Bool { isLevelOneHeading || starts(with: "## ") || isMarker("##") }
+}
+
+extension String {
+    /// Free text of a book ends its last line: the next section starts on a line of its own.
+    func endingInNewline() -> String {
+        isEmpty || utf8.last == UInt8(ascii: "\n") ? self : self + "\n"
+    }
+
+    /// Headings hold one line: `\n` becomes a space.
+    func replacingLineBreaksWithSpaces() -> String {
+        guard utf8.contains(UInt8(ascii: "\n")) else { return self }
+        return String(decoding: utf8.map { $0 == UInt8(ascii: "\n") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+    }
+}
