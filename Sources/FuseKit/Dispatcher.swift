@@ -35,10 +35,13 @@ final class Dispatcher: @unchecked Sendable {
         (.writebackCache, UInt32(FUSE_CAP_WRITEBACK_CACHE)),
         (.asyncRead, UInt32(FUSE_CAP_ASYNC_READ)),
         (.noOpenSupport, UInt32(FUSE_CAP_NO_OPEN_SUPPORT)),
+        (.automaticDataInvalidation, UInt32(FUSE_CAP_AUTO_INVAL_DATA)),
     ]
 
     /// The default wish list before the filesystem adjusts it.
-    static let defaultCapabilities: Capabilities = [.atomicOpenTruncate, .readdirPlus, .readdirPlusAuto, .asyncRead]
+    static let defaultCapabilities: Capabilities = [
+        .atomicOpenTruncate, .readdirPlus, .readdirPlusAuto, .asyncRead, .automaticDataInvalidation,
+    ]
 
     fileprivate func initialize(_ connection: UnsafeMutablePointer<fuse_conn_info>) {
         var capable: Capabilities = []

@@ -18,6 +18,11 @@
 /// Entries and attributes carry timeouts: within them the kernel does not ask again. Changes
 /// that do not come through the mount (another process, sync) must be pushed with the
 /// ``Notifier``; never call it expecting the kernel to act before the handler returns.
+/// Two kernel habits worth knowing: after a `read` the cached access time counts as stale, so
+/// the next full `stat` calls `getattr` even within the timeout; and whenever fresh attributes
+/// show a different size (or, with ``Capabilities/automaticDataInvalidation``, modification
+/// time), the kernel drops the file's cached pages. `keepCache` in ``OpenedFile`` keeps pages
+/// across opens only while neither happened.
 ///
 /// ## Locks
 /// There are no `getlk`/`setlk`/`flock` requirements on purpose: the kernel then implements

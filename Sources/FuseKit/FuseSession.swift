@@ -109,8 +109,16 @@ public final class FuseSession: @unchecked Sendable {
     private var session: OpaquePointer?
     private var hasRun = false
 
-    public init(filesystem: some FuseOperations, options: MountOptions) throws(FuseSessionError) {
+    /// The FUSE device checked before mounting; only tests point it elsewhere.
+    private let devicePath: String
+
+    public convenience init(filesystem: some FuseOperations, options: MountOptions) throws(FuseSessionError) {
+        try self.init(filesystem: filesystem, options: options, devicePath: "/dev/fuse")
+    }
+
+    package init(filesystem: some FuseOperations, options: MountOptions, devicePath: String) throws(FuseSessionError) {
         self.options = options
+        self.devicePath = devicePath
         dispatcher = Dispatcher(filesystem: filesystem, notifier: notifier)
         var arguments = ["fusekit", "-o", options.mountOptionList]
         if options.debug { arguments.append("-d") }
@@ -119,8 +127,11 @@ public final class FuseSession: @unchecked Sendable {
         dispatcher.session = session
     }
 
+    /// A session mounted but never run is unmounted here, so it leaves no dead mount behind.
     deinit {
-        if let session { fuse_session_destroy(session) }
+        guard let session else { return }
+        if mountpoint != nil { fuse_session_unmount(session) }
+        fuse_session_destroy(session)
     }
 
     private static func makeSession(arguments: [String], dispatcher: Dispatcher) -> OpaquePointer? {
@@ -139,7 +150,7 @@ public final class FuseSession: @unchecked Sendable {
     public func mount(at path: String) throws(FuseSessionError) {
         guard let session, mountpoint == nil, !hasRun else { throw .sessionAlreadyUsed }
         try Self.checkMountpoint(path)
-        guard access("/dev/fuse", R_OK | W_OK) == 0 else { throw .fuseDeviceMissing }
+        guard access(devicePath, R_OK | W_OK) == 0 else { throw .fuseDeviceMissing }
         guard fuse_session_mount(session, path) == 0 else { throw .mountFailed(path) }
         mountpoint = path
     }
@@ -151,20 +162,34 @@ public final class FuseSession: @unchecked Sendable {
         guard let session, mountpoint != nil, !hasRun else { throw .sessionAlreadyUsed }
         hasRun = true
         let installedSignals = handlingSignals && fuse_set_signal_handlers(session) == 0
+        if installedSignals { Self.unblockExitSignals() }
         let result = cfuse_session_loop_mt(session, options.cloneDevice ? 1 : 0,
                                            UInt32(options.maximumIdleThreads),
                                            UInt32(options.maximumThreads))
         if installedSignals { fuse_remove_signal_handlers(session) }
         let notifierStopped = notifier.stop()
         fuse_session_unmount(session)
-        if !notifierStopped {
+        if notifierStopped {
+            fuse_session_destroy(session)  // calls the filesystem's destroy()
+        } else {
             // A notification is stuck in the kernel and still uses the session: leak it rather
             // than free memory that thread will touch.
             fuseKitLogger.error("notifier did not stop; leaving the FUSE session allocated")
-            self.session = nil
+            dispatcher.filesystem.destroy()
         }
+        self.session = nil
         // A positive result is the signal that ended the loop: a requested, clean exit.
         if result < 0 { throw .loopFailed(Errno(-result)) }
+    }
+
+    /// The loop's waiting thread only notices an exit request when a signal interrupts it,
+    /// so this thread must not block the exit signals (threads made by Foundation or Dispatch
+    /// may start with them blocked).
+    private static func unblockExitSignals() {
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        for signal in [SIGINT, SIGTERM, SIGHUP] { sigaddset(&signals, signal) }
+        pthread_sigmask(SIG_UNBLOCK, &signals, nil)
     }
 
     private static func checkMountpoint(_ path: String) throws(FuseSessionError) {

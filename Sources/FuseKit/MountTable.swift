@@ -19,9 +19,14 @@ public enum MountTable {
         return text.split(separator: "\n").compactMap(parse)
     }
 
-    /// The mount whose mountpoint is exactly `path` (after resolving symlinks), if any.
+    /// The mount whose mountpoint is exactly `path`, if any (the topmost when stacked).
+    ///
+    /// Only the *parent* folder's symlinks are resolved: touching the path itself would ask the
+    /// filesystem mounted there, which may not be serving yet (or ever) and would block.
     public static func mount(at path: String) -> Mount? {
-        let resolved = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        let url = URL(fileURLWithPath: path).standardizedFileURL
+        let parent = url.deletingLastPathComponent().resolvingSymlinksInPath()
+        let resolved = parent.appendingPathComponent(url.lastPathComponent).path
         return mounts().last { $0.mountpoint == resolved || $0.mountpoint == path }
     }
 

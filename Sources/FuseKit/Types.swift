@@ -364,6 +364,11 @@ public struct Capabilities: OptionSet, Hashable, Sendable {
     public static let writebackCache = Capabilities(rawValue: 1 << 3)
     /// Several reads of one handle may be in flight at once.
     public static let asyncRead = Capabilities(rawValue: 1 << 4)
+    /// The kernel re-checks attributes on every read and drops cached pages when the
+    /// modification time or size changed (`FUSE_CAP_AUTO_INVAL_DATA`): a safety net for
+    /// content changed behind the kernel's back, at the cost of a `getattr` per read once the
+    /// attribute timeout has passed.
+    public static let automaticDataInvalidation = Capabilities(rawValue: 1 << 6)
     /// `open` may be skipped by the kernel when it returns `ENOSYS` (stateless files).
     public static let noOpenSupport = Capabilities(rawValue: 1 << 5)
 }
@@ -372,8 +377,10 @@ public struct Capabilities: OptionSet, Hashable, Sendable {
 public struct ConnectionInfo: Sendable {
     /// Features this kernel supports; ``wanted`` is limited to these.
     public let capable: Capabilities
-    /// Features to enable. Starts as FuseKit's default: ``Capabilities/atomicOpenTruncate`` and
-    /// ``Capabilities/readdirPlus`` (when capable), never ``Capabilities/writebackCache``.
+    /// Features to enable. Starts as FuseKit's default (where capable):
+    /// ``Capabilities/atomicOpenTruncate``, ``Capabilities/readdirPlus``,
+    /// ``Capabilities/readdirPlusAuto``, ``Capabilities/asyncRead`` and
+    /// ``Capabilities/automaticDataInvalidation``; never ``Capabilities/writebackCache``.
     public var wanted: Capabilities
     /// Largest single write the kernel will send, in bytes.
     public var maximumWrite: UInt32

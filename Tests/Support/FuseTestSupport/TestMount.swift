@@ -12,7 +12,8 @@ import FuseKit
 /// ```
 ///
 /// - The mountpoint is a fresh temporary directory; the filesystem is served on a background
-///   thread by ``FuseSession/run(handlingSignals:)`` (signals are left alone).
+///   thread by ``FuseSession/run(handlingSignals:)``; signals are left alone unless asked
+///   (libfuse's handlers are process-wide, so only one mount may take them at a time).
 /// - Mounts are serialized process-wide (one at a time, whichever test target asks), because
 ///   the tests of several targets may run in parallel in one process.
 /// - Every operation has a deadline. An operation that misses it aborts the FUSE connection
@@ -22,11 +23,13 @@ import FuseKit
 public final class TestMount: @unchecked Sendable {
     public let mountpoint: String
     public let session: FuseSession
-    /// The kernel connection number (`/sys/fs/fuse/connections/<n>`).
-    public let connection: Int
-    /// Guards `outcome`, set once when `run()` returns.
+    /// The kernel connection number (`/sys/fs/fuse/connections/<n>`), known once live.
+    private var connection: Int?
+    private let connectionLock = NSLock()
+    /// Guards `outcome`, set once when `run()` returns, and `servingThread`.
     private let runEnded = NSCondition()
     private var outcome: Result<Void, FuseSessionError>?
+    private var servingThread: pthread_t?
 
     /// One mount at a time in the whole test process.
     private static let exclusive = NSLock()
@@ -37,26 +40,32 @@ public final class TestMount: @unchecked Sendable {
     /// Mounts `filesystem` on a fresh temporary directory, runs `body`, and always unmounts.
     public static func withMount<T>(_ filesystem: some FuseOperations,
                                     options: MountOptions = MountOptions(filesystemName: "fusekit-test", subtype: "test"),
+                                    handlingSignals: Bool = false,
                                     _ body: (TestMount) throws -> T) throws -> T {
         exclusive.lock()
         defer { exclusive.unlock() }
         let directory = FileManager.default.temporaryDirectory
             .appendingPathComponent("fusekit-\(UUID().uuidString.prefix(8))").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(atPath: directory) }
-        let mount = try TestMount(filesystem: filesystem, options: options, mountpoint: directory)
+        // rmdir, never a recursive delete: if unmounting failed, that would walk into the mount.
+        defer { rmdir(directory) }
+        let mount = try TestMount(filesystem: filesystem, options: options, handlingSignals: handlingSignals,
+                                  mountpoint: directory)
         defer { mount.tearDown() }
+        try mount.waitUntilLive()
         return try body(mount)
     }
 
-    private init(filesystem: some FuseOperations, options: MountOptions, mountpoint: String) throws {
+    private init(filesystem: some FuseOperations, options: MountOptions, handlingSignals: Bool,
+                 mountpoint: String) throws {
         self.mountpoint = mountpoint
         session = try FuseSession(filesystem: filesystem, options: options)
         try session.mount(at: mountpoint)
-        guard let mounted = MountTable.mount(at: mountpoint) else { throw TestMountError.mountNotLive(mountpoint) }
-        connection = mounted.deviceMinor
         let thread = Thread { [self] in
-            let result = Result { () throws(FuseSessionError) in try session.run(handlingSignals: false) }
+            runEnded.lock()
+            servingThread = pthread_self()
+            runEnded.unlock()
+            let result = Result { () throws(FuseSessionError) in try session.run(handlingSignals: handlingSignals) }
             runEnded.lock()
             outcome = result
             runEnded.broadcast()
@@ -64,6 +73,20 @@ public final class TestMount: @unchecked Sendable {
         }
         thread.name = "TestMount.run"
         thread.start()
+    }
+
+    /// Waits until the mount is listed in /proc/self/mountinfo and answers a `stat` of its root.
+    private func waitUntilLive(timeout: Duration = .seconds(10)) throws {
+        guard let mounted = MountTable.mount(at: mountpoint) else { throw TestMountError.mountNotLive(mountpoint) }
+        connectionLock.lock()
+        connection = mounted.deviceMinor
+        connectionLock.unlock()
+        let mountpoint = self.mountpoint
+        let answered = try perform(timeout: timeout) {
+            var info = stat()
+            return stat(mountpoint, &info) == 0
+        }
+        guard answered else { throw TestMountError.mountNotLive(mountpoint) }
     }
 
     /// The absolute path of `relative` inside the mount.
@@ -127,9 +150,24 @@ public final class TestMount: @unchecked Sendable {
     public func unmountExternally(timeout: Duration = .seconds(10)) throws -> Result<Void, FuseSessionError> {
         let result = try CommandRunner.run("fusermount3", ["-u", mountpoint], in: "/", timeout: timeout)
         guard result.status == 0 else { throw TestMountError.commandFailed("fusermount3 -u", result) }
+        return try waitForRun(timeout: timeout)
+    }
+
+    /// Delivers `signal` to the thread running the session, as a terminal's Ctrl-C or a
+    /// service manager's SIGTERM would reach a foreground mount. Only meaningful with
+    /// `handlingSignals: true`; otherwise the signal's default action applies to the process.
+    public func signalServingThread(_ signal: Int32) {
+        runEnded.lock()
+        let thread = servingThread
+        runEnded.unlock()
+        if let thread { pthread_kill(thread, signal) }
+    }
+
+    /// Waits until `run()` returns by itself and gives what it returned.
+    public func waitForRun(timeout: Duration = .seconds(10)) throws -> Result<Void, FuseSessionError> {
         guard waitForRunToEnd(timeout: timeout), let outcome = runOutcome else {
             abortConnection()
-            throw TestMountError.timedOut("run() after fusermount3 -u", after: timeout)
+            throw TestMountError.timedOut("run()", after: timeout)
         }
         return outcome
     }
@@ -137,6 +175,10 @@ public final class TestMount: @unchecked Sendable {
     /// Severs the kernel connection: every pending and future request fails with `ENOTCONN`
     /// and the serving loop ends.
     public func abortConnection() {
+        connectionLock.lock()
+        let connection = self.connection ?? MountTable.mount(at: mountpoint)?.deviceMinor
+        connectionLock.unlock()
+        guard let connection else { return }
         let path = "/sys/fs/fuse/connections/\(connection)/abort"
         try? "1".write(toFile: path, atomically: false, encoding: .utf8)
     }

@@ -1,0 +1,117 @@
+import Foundation
+@testable import FuseKit
+import Testing
+
+/// FuseKit's request plumbing without a kernel: replies, errno mapping, the notifier queue and
+/// directory batches.
+struct ReplyTests {
+    /// Records what a reply delivered.
+    final class Recorder<Success>: @unchecked Sendable {
+        private let lock = NSLock()
+        private var results: [Result<Success, Errno>] = []
+
+        var delivered: [Result<Success, Errno>] { lock.withLock { results } }
+
+        func reply(_ operation: StaticString = "test") -> Reply<Success> {
+            Reply(operation: operation) { result in self.lock.withLock { self.results.append(result) } }
+        }
+    }
+
+    struct NotFound: ErrnoConvertible { var errno: Errno { .noEntry } }
+    struct Unexpected: Error {}
+
+    @Test func deliversTheFirstAnswerOnly() throws {
+        let recorder = Recorder<Int>()
+        let reply = recorder.reply()
+        reply.succeed(7)
+        reply.fail(Errno.busy)
+        #expect(recorder.delivered.count == 1)
+        #expect(try recorder.delivered.first?.get() == 7)
+    }
+
+    @Test func answersEIOWhenDroppedUnanswered() {
+        let recorder = Recorder<Int>()
+        do { _ = recorder.reply() }
+        #expect(recorder.delivered.map { $0.failure } == [Errno.ioError])
+    }
+
+    @Test func mapsThrownErrorsToTheirErrno() {
+        let recorder = Recorder<Int>()
+        recorder.reply().respond { throw NotFound() }
+        recorder.reply().respond { throw Errno.notEmpty }
+        recorder.reply().respond { throw Unexpected() }
+        recorder.reply().respond { 3 }
+        #expect(recorder.delivered.map { $0.failure } == [Errno.noEntry, .notEmpty, .ioError, nil])
+    }
+}
+
+struct NotifierTests {
+    final class Sink: @unchecked Sendable {
+        private let lock = NSLock()
+        private var sent: [Notifier.Invalidation] = []
+        var invalidations: [Notifier.Invalidation] { lock.withLock { sent } }
+        func record(_ invalidation: Notifier.Invalidation) -> Int32 {
+            lock.withLock { sent.append(invalidation) }
+            return 0
+        }
+    }
+
+    @Test func coalescesQueuedInvalidationsInOrder() {
+        let notifier = Notifier()
+        let sink = Sink()
+        notifier.invalidateEntry(parent: .root, name: "a.md")
+        notifier.invalidateContent(of: Inode(5))
+        notifier.invalidateAttributes(of: Inode(5))   // covered by the content invalidation
+        notifier.invalidateEntry(parent: .root, name: "a.md")
+        notifier.invalidateAttributes(of: Inode(6))
+        notifier.notifyDeletion(parent: .root, child: Inode(7), name: "gone.md")
+        notifier.start { sink.record($0) }
+        #expect(notifier.waitUntilIdle())
+        #expect(sink.invalidations == [
+            .entry(parent: .root, name: "a.md"), .content(Inode(5)), .attributes(Inode(6)),
+            .deletion(parent: .root, child: Inode(7), name: "gone.md"),
+        ])
+        #expect(notifier.stop())
+    }
+
+    @Test func dropsWorkAfterStopping() {
+        let notifier = Notifier()
+        let sink = Sink()
+        notifier.start { sink.record($0) }
+        #expect(notifier.stop())
+        notifier.invalidateContent(of: Inode(9))
+        #expect(notifier.waitUntilIdle(timeout: .milliseconds(200)))
+        #expect(sink.invalidations.isEmpty)
+    }
+}
+
+struct DirectoryListingTests {
+    @Test func neverExceedsTheKernelsBuffer() {
+        var listing = DirectoryListing(capacity: 200)
+        var added = 0
+        while listing.add(name: "entry-\(added).md", inode: Inode(UInt64(added + 2)), kind: .regular,
+                          nextOffset: Int64(added + 1)) {
+            added += 1
+        }
+        // Each entry takes 24 bytes of header plus the name, padded to 8: 40 bytes here.
+        #expect(added == 5)
+        #expect(listing.buffer.filled.count == 200)
+        let overflowed = !listing.add(name: "x", inode: Inode(99), kind: .regular, nextOffset: 99)
+        #expect(overflowed)
+    }
+
+    @Test func emptyBufferTakesNothing() {
+        var listing = DirectoryPlusListing(capacity: 0)
+        let entry = Entry.negative(timeout: .zero)
+        let refused = !listing.add(name: "a", entry: entry, nextOffset: 1)
+        #expect(refused)
+        #expect(listing.isEmpty)
+    }
+}
+
+extension Result {
+    var failure: Failure? {
+        if case .failure(let failure) = self { return failure }
+        return nil
+    }
+}
