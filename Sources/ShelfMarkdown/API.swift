@@ -45,15 +45,16 @@ public struct ParsedItem: Hashable, Sendable {
 /// line structure and YAML keys impose; everything else (any Unicode in any field, quotes,
 /// colons, `#`, `---`, `>` or `###` lines inside text, tabs, emoji, right-to-left text, empty
 /// strings) round-trips as is.
-/// - No text holds `\r`: the parser reads `\r\n` and `\r` as `\n` (YAML-quoted frontmatter strings
-///   may hold anything, `\r` included).
+/// - No body text (introduction, appendix, passage text and fields, note content) holds `\r`: the
+///   parser reads `\r\n` and `\r` as `\n`. Frontmatter texts may hold anything, `\r` included,
+///   except a leading U+FEFF, which Yams drops while decoding a scalar.
 /// - A book's `introduction` and `appendix` are empty or end with `\n`; no introduction line is
 ///   `## Passages`; a non-empty appendix starts with a level-1 or level-2 heading line (`## …`).
 /// - A passage id is letters, digits and `-` (an Obsidian block id), unique within its book; a
 ///   page is 0 or more; a location is one non-empty line without spaces or tabs at its ends.
 /// - `current_page`/`total_pages` are 0 or more; `rating` is within 0.5…5; note dates are whole
 ///   seconds in years 1–9999; an item id is not empty.
-/// - Extra property names are at most 200 characters, unique (also within nested mappings), and
+/// - Extra property names are at most 150 Unicode scalars, unique (also within nested mappings), and
 ///   not one of the kind's own keys; their doubles are not NaN.
 public enum MarkdownCodec {
     /// The canonical file text of `item` (frontmatter as Obsidian's Properties panel writes it,
@@ -88,28 +89,28 @@ public enum MarkdownCodec {
 ///
 /// `/` becomes `-` (so `AC/DC` stays readable as `AC-DC`); NUL, tabs, line breaks and other
 /// control characters become spaces. Spaces at either end and leading dots are dropped (a name
-/// starting with `.` would be hidden); a name with nothing left is `Untitled`. Names longer than
+/// starting with `.` would be hidden); a title with nothing left is `Untitled`. Names longer than
 /// 255 UTF-8 bytes are cut at a character boundary, leaving room for `.md` and any ` (2)` suffix.
 public enum FileNaming {
     /// `Dune - Frank Herbert.md` for a book, `Title.md` for a note.
     public static func fileName(for item: Item) -> String {
         var stem = FileNameStem.sanitized(item.title)
+        if stem.isEmpty { stem = FileNameStem.untitled }
         if case .book(let book) = item, let author = book.author.map(FileNameStem.sanitized), !author.isEmpty {
             stem += " - " + author
         }
-        return FileNameStem.fitted(stem.isEmpty ? "Untitled" : stem, suffix: "") + FileNameStem.fileExtension
+        return FileNameStem.fitted(stem, suffix: "") + FileNameStem.fileExtension
     }
 
     /// `name`, or the first of `name (2).md`, `name (3).md`, … for which `isTaken` is false.
     public static func uniqued(_ name: String, isTaken: (String) -> Bool) -> String {
         guard isTaken(name) else { return name }
-        let hasExtension = name.hasSuffix(FileNameStem.fileExtension)
-        let stem = hasExtension ? String(name.dropLast(FileNameStem.fileExtension.count)) : name
-        let fileExtension = hasExtension ? FileNameStem.fileExtension : ""
+        let stem = FileNameStem.withoutExtension(name)
+        let fileExtension = stem == nil ? "" : FileNameStem.fileExtension
         var number = 2
         while true {
             let suffix = " (\(number))"
-            let candidate = FileNameStem.fitted(stem, suffix: suffix) + suffix + fileExtension
+            let candidate = FileNameStem.fitted(stem ?? name, suffix: suffix) + suffix + fileExtension
             if !isTaken(candidate) { return candidate }
             number += 1
         }
@@ -117,6 +118,6 @@ public enum FileNaming {
 
     /// The title a file name stands for: `Dune.md` → `Dune`.
     public static func title(fromFileName name: String) -> String {
-        name.hasSuffix(FileNameStem.fileExtension) ? String(name.dropLast(FileNameStem.fileExtension.count)) : name
+        FileNameStem.withoutExtension(name) ?? name
     }
 }

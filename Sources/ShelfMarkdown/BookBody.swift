@@ -3,7 +3,7 @@ import ShelfModel
 /// The body of a book file, below the frontmatter:
 ///
 /// ```
-/// # <title>                ← line breaks in the title become spaces
+/// # <title>                ← line breaks in the title become spaces (`title:` is the truth)
 ///                          ← one blank line
 /// <introduction>           ← verbatim, possibly empty
 /// ## Passages
@@ -96,7 +96,10 @@ private struct PassageSectionParser {
             finishDraft()
             startPassage(line)
         } else if draft != nil {
-            if let problem = draft?.read(line) ?? nil { report(line.number, problem) }
+            if let problem = draft?.read(line) ?? nil {
+                report(line.number, problem)
+                draft?.isValid = false
+            }
         } else {
             report(line.number, "only passages may follow `## Passages`: start one with a `### Page 42` heading, "
                 + "or put free text under a `## ` heading after the passages")
@@ -156,8 +159,8 @@ private struct PassageDraft {
     let headingLine: Int
     let page: Int?
     let location: String?
-    /// False after a bad heading: its lines are skipped, the heading already reported.
-    let isValid: Bool
+    /// False after a bad heading or line: the problem is reported, its other lines are skipped.
+    var isValid: Bool
     private var quoteLines: [Substring] = []
     private(set) var quoteEndLine = 0
     private var quoteClosed = false
@@ -263,9 +266,10 @@ extension String {
         isEmpty || utf8.last == UInt8(ascii: "\n") ? self : self + "\n"
     }
 
-    /// Headings hold one line: `\n` becomes a space.
+    /// Headings hold one line: `\n` and `\r` become spaces.
     func replacingLineBreaksWithSpaces() -> String {
-        guard utf8.contains(UInt8(ascii: "\n")) else { return self }
-        return String(decoding: utf8.map { $0 == UInt8(ascii: "\n") ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
+        let isBreak = { (byte: UInt8) in byte == UInt8(ascii: "\n") || byte == UInt8(ascii: "\r") }
+        guard utf8.contains(where: isBreak) else { return self }
+        return String(decoding: utf8.map { isBreak($0) ? UInt8(ascii: " ") : $0 }, as: UTF8.self)
     }
 }

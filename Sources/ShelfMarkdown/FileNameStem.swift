@@ -3,6 +3,7 @@ import Foundation
 /// The steps `FileNaming` builds a name from.
 enum FileNameStem {
     static let fileExtension = ".md"
+    static let untitled = "Untitled"
     /// The longest file name Linux file systems take, in bytes.
     static let maximumBytes = 255
 
@@ -19,9 +20,8 @@ enum FileNameStem {
                 scalars.append(scalar)
             }
         }
-        let name = String(scalars)
-        let withoutLeading = name.drop { $0 == "." || $0.isWhitespace }
-        return String(withoutLeading.reversed().drop(while: \.isWhitespace).reversed())
+        let withoutLeading = scalars.drop { $0 == "." || $0.properties.isWhitespace }
+        return String(String.UnicodeScalarView(withoutLeading.reversed().drop(while: \.properties.isWhitespace).reversed()))
     }
 
     /// `stem` cut at a character boundary so that `stem + suffix + ".md"` fits in 255 bytes, with
@@ -34,6 +34,13 @@ enum FileNameStem {
             used += character.utf8.count
             return used <= budget
         }
-        return String(kept.reversed().drop(while: \.isWhitespace).reversed())
+        return String(String.UnicodeScalarView(kept.unicodeScalars.reversed().drop(while: \.properties.isWhitespace).reversed()))
+    }
+
+    /// `name` without its `.md`, or nil when it has none. Compared on bytes: a name ending in a
+    /// prepended mark would fuse with `.` into one `Character` and fail `hasSuffix`.
+    static func withoutExtension(_ name: String) -> String? {
+        guard name.utf8.count >= 3, name.utf8.reversed().starts(with: fileExtension.utf8.reversed()) else { return nil }
+        return String(decoding: name.utf8.dropLast(fileExtension.utf8.count), as: UTF8.self)
     }
 }

@@ -140,10 +140,11 @@ struct FrontmatterReader {
     }
 }
 
-/// The property names the canonical form can write: at most `maximumLength` Unicode scalars, so the
-/// quoted name always fits YAML's 1024-character limit for implicit keys.
+/// The property names the canonical form can write: at most `maximumLength` Unicode scalars, so
+/// the name fits YAML's 1024-character limit for implicit keys even when every character needs a
+/// six-character escape.
 enum PropertyNameRule {
-    static let maximumLength = 200
+    static let maximumLength = 150
 
     /// Throws a diagnostic on `line` for a name that is too long.
     static func check(_ name: String, line: Int) throws(Diagnostic) {

@@ -76,7 +76,8 @@ struct FrontmatterWriter {
             let scalar = inlineScalar(value)
             return [scalar.isEmpty ? indent + "-" : indent + "- " + scalar]
         }
-        return [indent + "- " + nested[0].dropFirst(indent.count + 2)] + nested.dropFirst()
+        // Scalars, not Characters: a key starting with a combining mark fuses with the space before it.
+        return [indent + "- " + String(nested[0].unicodeScalars.dropFirst(indent.count + 2))] + nested.dropFirst()
     }
 
     /// A value written on its key's or dash's line: scalars, `[]` and `{}`; null is empty.

@@ -99,7 +99,9 @@ enum YAMLScalar {
     private static let indicatorBytes: Set<UInt8> = Set("-?:,[]{}#&*!|>'\"%@`".utf8)
 
     /// Whether some YAML reader (1.1 or 1.2) takes the plain scalar `text` for a null, bool, number,
-    /// date or merge key. Errs on the side of quoting: anything that merely looks numeric counts.
+    /// date or merge key. Errs on the side of quoting where the grammars are intricate: a text made
+    /// only of the characters of a decimal number or timestamp counts (`2025-12`), while a UUID
+    /// such as `8d2c1f3e-…`, with letters no number holds, stays plain.
     private static func mayReadAsNonString(_ text: String) -> Bool {
         if isNull(text) { return true }
         switch text {
@@ -110,20 +112,30 @@ enum YAMLScalar {
         default:
             break
         }
-        var digits = Substring(text)
-        if digits.first == "+" || digits.first == "-" { digits = digits.dropFirst() }
-        switch digits {
+        var body = Substring(text)
+        if body.first == "+" || body.first == "-" { body = body.dropFirst() }
+        switch body {
         case ".inf", ".Inf", ".INF", ".nan", ".NaN", ".NAN": return true
         default: break
         }
-        guard let first = digits.utf8.first,
+        let bytes = body.utf8
+        guard let first = bytes.first,
               (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(first) || first == UInt8(ascii: ".") else { return false }
-        return digits.utf8.allSatisfy(numberLikeBytes.contains)
+        for (prefix, digits) in radixPrefixes where bytes.starts(with: prefix.utf8) {
+            return bytes.dropFirst(2).allSatisfy(digits.contains)
+        }
+        return bytes.allSatisfy(decimalLikeBytes.contains)
     }
 
-    /// Every byte that can occur in a YAML 1.1/1.2 int, float or timestamp (hex digits, `0x`/`0o`/
-    /// `0b` prefixes, `_` separators, sexagesimal `:`, exponents, `T`/`Z`/space of timestamps).
-    private static let numberLikeBytes: Set<UInt8> = Set("0123456789abcdefABCDEFxXoO_:.+-eEtTzZ ".utf8)
+    /// `0x`, `0o` and `0b` numbers, with the digits (and `_` separators) each may hold.
+    private static let radixPrefixes: [(String, Set<UInt8>)] = [
+        ("0x", Set("0123456789abcdefABCDEF_".utf8)), ("0X", Set("0123456789abcdefABCDEF_".utf8)),
+        ("0o", Set("01234567_".utf8)), ("0b", Set("01_".utf8)),
+    ]
+
+    /// Every byte of a YAML 1.1/1.2 decimal int, float or timestamp: digits, `_` separators,
+    /// sexagesimal `:`, `.`, exponents, signs, and the `T`/`Z`/space of timestamps.
+    private static let decimalLikeBytes: Set<UInt8> = Set("0123456789_:.eE+-tTzZ ".utf8)
 
     /// Characters a plain scalar may hold: printable, not a line break, tab or byte-order mark.
     private static func isPlainSafe(_ scalar: Unicode.Scalar) -> Bool {

@@ -120,6 +120,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
     case notALibrary(path: String)
     /// The folder or its database cannot be read or written.
     case libraryUnreadable(path: String, reason: String)
+    /// Another program kept the library locked for longer than the store waits.
+    case libraryBusy(path: String)
     case itemNotFound(ItemID)
     case pathTaken(String)
     /// A write based on `expected` met the item at `actual`.
@@ -140,6 +142,8 @@ public enum StoreError: Error, Equatable, CustomStringConvertible {
             "\(path) is not a Shelf library (no shelf.sqlite in it). Run `shelf init \(path)` to make it one, or pass --library with the right folder."
         case .libraryUnreadable(let path, let reason):
             "cannot open the library at \(path): \(reason). Check the folder's permissions and free space."
+        case .libraryBusy(let path):
+            "the library at \(path) is busy: another program (the mount, an import, the CLI) kept it locked too long. Try again when it has finished."
         case .itemNotFound(let id):
             "no item with id \(id). `shelf list` shows the ids."
         case .pathTaken(let path):

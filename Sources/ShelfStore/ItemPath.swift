@@ -6,12 +6,12 @@ import ShelfModel
 enum ItemPath {
     /// Throws `invalidPath` unless `path` is a valid place for an item of `kind`.
     static func validate(_ path: String, for kind: ItemKind) throws {
-        let components = try checkedComponents(of: path)
-        guard components.count >= 2, components[0] == kind.folderName else {
+        try checkComponents(of: path)
+        guard path.hasPrefix(kind.folderName + "/") else {
             throw StoreError.invalidPath(path, reason: "a \(kind.rawValue) lives under \(kind.folderName)/, e.g. \(kind.folderName)/Title.md")
         }
-        let name = components[components.count - 1]
-        guard name.hasSuffix(".md"), name.count > ".md".count else {
+        let name = fileName(of: path)
+        guard name.hasSuffix(".md"), name != ".md" else {
             throw StoreError.invalidPath(path, reason: "item files end in .md after a name, e.g. \(kind.folderName)/Title.md")
         }
         guard !name.hasPrefix(".") else {
@@ -45,24 +45,40 @@ enum ItemPath {
 
     /// The kind of a folder below a kind's top folder (`Books/Fantasy` → book).
     private static func subfolderKind(_ folder: String) throws -> ItemKind {
-        let components = try checkedComponents(of: folder)
-        guard components.count >= 2, let kind = ItemKind(folderName: String(components[0])) else {
+        try checkComponents(of: folder)
+        guard let slash = folder.firstIndex(of: "/"), let kind = ItemKind(folderName: String(folder[..<slash])) else {
             throw StoreError.invalidPath(folder, reason: "only folders inside Books/ or Notes/ can move, not the top folders themselves")
         }
         return kind
     }
 
-    private static func checkedComponents(of path: String) throws -> [Substring] {
+    /// Rejects absolute paths, NUL characters and empty, `.` or `..` components. One pass over
+    /// the bytes: imports check a path for every row.
+    private static func checkComponents(of path: String) throws {
         guard !path.hasPrefix("/") else {
             throw StoreError.invalidPath(path, reason: "paths are relative to the library root; drop the leading /")
         }
-        guard !path.contains("\0") else {
-            throw StoreError.invalidPath(path, reason: "a path cannot contain a NUL character")
+        var length = 0
+        var dots = 0
+        /// Whether the component just ended is empty, `.` or `..`.
+        func endsBadComponent() -> Bool { length == 0 || (dots == length && dots <= 2) }
+        for byte in path.utf8 {
+            switch byte {
+            case 0:
+                throw StoreError.invalidPath(path, reason: "a path cannot contain a NUL character")
+            case UInt8(ascii: "/"):
+                if endsBadComponent() { throw badComponent(path) }
+                length = 0
+                dots = 0
+            default:
+                length += 1
+                if byte == UInt8(ascii: ".") { dots += 1 }
+            }
         }
-        let components = path.split(separator: "/", omittingEmptySubsequences: false)
-        for component in components where component.isEmpty || component == "." || component == ".." {
-            throw StoreError.invalidPath(path, reason: "empty, . and .. path components are not allowed")
-        }
-        return components
+        if endsBadComponent() { throw badComponent(path) }
+    }
+
+    private static func badComponent(_ path: String) -> StoreError {
+        .invalidPath(path, reason: "empty, . and .. path components are not allowed")
     }
 }

@@ -29,6 +29,19 @@ struct ItemQueries {
     private static let summaryColumns =
         "id, kind, title, path, version, modified, size, favorite, draft_diagnostics IS NOT NULL"
 
+    /// Whether an item with `id` is stored, and where.
+    enum Presence { case absent, live, trashed }
+
+    /// One scalar lookup, cheaper than loading the row: inserts ask it for every new item.
+    func presence(of id: ItemID) throws -> Presence {
+        let statement = try db.cachedStatement(sql: "SELECT trashed_at IS NOT NULL FROM item WHERE id = ?")
+        switch try Bool.fetchOne(statement, arguments: [id.rawValue]) {
+        case nil: return .absent
+        case false?: return .live
+        case true?: return .trashed
+        }
+    }
+
     /// The item with `id`, live or trashed.
     func stored(id: ItemID) throws -> StoredItem? {
         let statement = try db.cachedStatement(sql: "SELECT \(Self.recordColumns) FROM item WHERE id = ?")
@@ -64,12 +77,13 @@ struct ItemQueries {
     }
 
     /// Live items ordered by path, straight from the columns: no record or content is decoded.
+    /// A kind is its top folder, so filtering by kind is a range of the path index.
     func liveSummaries(kind: ItemKind?) throws -> [ItemSummary] {
         var sql = "SELECT \(Self.summaryColumns) FROM item WHERE trashed_at IS NULL"
         var arguments: StatementArguments = []
         if let kind {
-            sql += " AND kind = ?"
-            arguments += [kind.rawValue]
+            sql += " AND path >= ? AND path < ?"
+            arguments += Self.pathRange(under: kind.folderName)
         }
         sql += " ORDER BY path"
         let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
@@ -88,19 +102,23 @@ struct ItemQueries {
             """).map { row in
             let id = ItemID(rawValue: row[0])
             return TrashedItem(id: id, kind: try Self.kind(row[1], of: id), title: row[2],
-                        originalPath: row[3], trashedAt: Date(storedSeconds: row[4]))
+                               originalPath: row[3], trashedAt: Date(storedSeconds: row[4]))
         }
     }
 
     /// Live items whose path lies under `folder/`, as `(serial, id, path)` (an index range scan).
     func liveItems(under folder: String) throws -> [(serial: Int64, id: ItemID, path: String)] {
-        // Every path under `folder/` sorts between `folder/` and `folder0` ('0' follows '/').
         try Row.fetchAll(db, sql: """
             SELECT serial, id, path FROM item
             WHERE path >= ? AND path < ? AND trashed_at IS NULL ORDER BY path
-            """, arguments: [folder + "/", folder + "0"]).map { row in
+            """, arguments: Self.pathRange(under: folder)).map { row in
             (serial: row[0], id: ItemID(rawValue: row[1]), path: row[2])
         }
+    }
+
+    /// Bounds of every path under `folder/`: from `folder/` up to `folder0` ('0' follows '/').
+    private static func pathRange(under folder: String) -> StatementArguments {
+        [folder + "/", folder + "0"]
     }
 
     private func storedItem(_ row: Row) throws -> StoredItem {
@@ -120,8 +138,8 @@ struct ItemQueries {
     private static func summary(_ row: Row) throws -> ItemSummary {
         let id = ItemID(rawValue: row[0])
         return ItemSummary(id: id, kind: try kind(row[1], of: id), title: row[2], path: row[3],
-                    version: row[4], modified: Date(storedSeconds: row[5]), size: row[6],
-                    favorite: row[7], hasDraft: row[8])
+                           version: row[4], modified: Date(storedSeconds: row[5]), size: row[6],
+                           favorite: row[7], hasDraft: row[8])
     }
 
     private static func kind(_ rawValue: String, of id: ItemID) throws -> ItemKind {

@@ -1,10 +1,14 @@
 import Foundation
 import GRDB
+import ShelfModel
 
 /// The on-disk layout of a library — `shelf.sqlite` beside `files/Books` and `files/Notes` —
 /// and the checks that turn a wrong folder into an error naming the folder and the fix.
 struct LibraryFolder {
     let url: URL
+    /// How long a write waits for other processes' transactions before `libraryBusy`. Imports
+    /// commit 10,000 rows at once, so the default is generous.
+    var busyTimeout: TimeInterval = 30
 
     var databaseURL: URL { url.appendingPathComponent("shelf.sqlite") }
     var plainFilesURL: URL { url.appendingPathComponent("files", isDirectory: true) }
@@ -12,23 +16,27 @@ struct LibraryFolder {
     /// Throws `libraryMissing`, `libraryUnreadable` or `notALibrary` unless `url` is a folder
     /// this process may use that holds a database.
     func checkExistingLibrary() throws {
-        try checkUsableFolder(missing: .libraryMissing(path: url.path))
+        try checkUsableFolder()
         guard FileManager.default.fileExists(atPath: databaseURL.path) else {
             throw StoreError.notALibrary(path: url.path)
         }
     }
 
-    /// Creates the folder (and its parents) if missing, then the plain-file folders.
-    func createLayout() throws {
+    /// Creates the library folder and its parents if missing.
+    func createFolder() throws {
         do {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
         } catch {
             throw StoreError.libraryUnreadable(path: url.path, reason: "the folder cannot be created (\(error.localizedDescription))")
         }
-        try checkUsableFolder(missing: .libraryMissing(path: url.path))
-        // The mount's plain-file area; user folders inside Books/ and Notes/ live here.
-        for kindFolder in ["Books", "Notes"] {
-            let folder = plainFilesURL.appendingPathComponent(kindFolder, isDirectory: true)
+        try checkUsableFolder()
+    }
+
+    /// Creates `files/Books` and `files/Notes` if missing: the mount's plain-file area, where
+    /// the user's folders inside Books/ and Notes/ live.
+    func createPlainFileFolders() throws {
+        for kind in ItemKind.allCases {
+            let folder = plainFilesURL.appendingPathComponent(kind.folderName, isDirectory: true)
             do {
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             } catch {
@@ -41,26 +49,47 @@ struct LibraryFolder {
     /// (separate processes) share it, and brings its schema up to date.
     func openDatabase() throws -> DatabasePool {
         var configuration = Configuration()
-        // Writers of other processes hold the lock for one transaction; imports commit 10,000
-        // rows at once, so wait generously before reporting the library busy.
-        configuration.busyMode = .timeout(30)
-        do {
-            let pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
-            try Schema.migrator.migrate(pool)
-            return pool
-        } catch let error as DatabaseError {
-            throw StoreError.libraryUnreadable(path: url.path, reason: "\(databaseURL.lastPathComponent): \(error.message ?? error.description)")
+        configuration.busyMode = .timeout(busyTimeout)
+        return try whileOpeningExclusively {
+            do {
+                let pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
+                try Schema.migrator.migrate(pool)
+                return pool
+            } catch let error as DatabaseError {
+                throw StoreError(error, library: url) ?? StoreError.libraryUnreadable(
+                    path: url.path, reason: "\(databaseURL.lastPathComponent): \(error.message ?? error.description)")
+            }
         }
     }
 
-    private func checkUsableFolder(missing: StoreError) throws {
+    /// Runs `body` holding an exclusive `flock` on the library folder. Two processes opening a
+    /// new library at once would otherwise race: switching to WAL fails while another
+    /// connection is opening, and GRDB's migrator reads which migrations are applied before it
+    /// takes the write lock, so both would create the tables. (A lock on the folder, not on
+    /// `shelf.sqlite`: closing any descriptor of the database file would drop SQLite's locks.)
+    private func whileOpeningExclusively<T>(_ body: () throws -> T) throws -> T {
+        let descriptor = open(url.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            throw StoreError.libraryUnreadable(path: url.path, reason: "the folder cannot be opened (\(String(cString: strerror(errno))))")
+        }
+        defer { close(descriptor) }
+        guard flock(descriptor, LOCK_EX) == 0 else {
+            throw StoreError.libraryUnreadable(path: url.path, reason: "the folder cannot be locked (\(String(cString: strerror(errno))))")
+        }
+        return try body()
+    }
+
+    private func checkUsableFolder() throws {
         var isFolder: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else { throw missing }
+        guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder) else {
+            throw StoreError.libraryMissing(path: url.path)
+        }
         guard isFolder.boolValue else {
             throw StoreError.libraryUnreadable(path: url.path, reason: "it is a file, not a folder")
         }
-        // Listing needs r and x, SQLite's WAL and lock files need w.
-        guard access(url.path, R_OK | W_OK | X_OK) == 0 else {
+        // Listing needs r and x, SQLite's WAL and lock files need w. AT_EACCESS: check with
+        // the ids file access really uses (effective/filesystem), as SQLite will meet them.
+        guard faccessat(AT_FDCWD, url.path, R_OK | W_OK | X_OK, AT_EACCESS) == 0 else {
             throw StoreError.libraryUnreadable(path: url.path, reason: "no read and write permission on the folder (\(String(cString: strerror(errno))))")
         }
     }

@@ -25,19 +25,26 @@ public final class LibraryStore: Sendable {
 
     /// Creates a library in `folder` (created if missing), or opens the one already there.
     public static func create(at folder: URL) throws -> LibraryStore {
-        let layout = LibraryFolder(url: folder)
-        try layout.createLayout()
-        return LibraryStore(folder: folder, database: try layout.openDatabase())
+        try create(LibraryFolder(url: folder))
     }
 
     /// Opens an existing library; `StoreError.libraryMissing` / `.notALibrary` /
     /// `.libraryUnreadable` otherwise.
     public static func open(at folder: URL) throws -> LibraryStore {
-        let layout = LibraryFolder(url: folder)
+        try open(LibraryFolder(url: folder))
+    }
+
+    static func create(_ layout: LibraryFolder) throws -> LibraryStore {
+        try layout.createFolder()
+        try layout.createPlainFileFolders()
+        return LibraryStore(folder: layout.url, database: try layout.openDatabase())
+    }
+
+    static func open(_ layout: LibraryFolder) throws -> LibraryStore {
         try layout.checkExistingLibrary()
         let database = try layout.openDatabase()
-        try layout.createLayout()
-        return LibraryStore(folder: folder, database: database)
+        try layout.createPlainFileFolders()
+        return LibraryStore(folder: layout.url, database: database)
     }
 
     // MARK: Reading
@@ -57,16 +64,34 @@ public final class LibraryStore: Sendable {
     }
 
     private func read<T>(_ body: (ItemQueries) throws -> T) throws -> T {
-        try database.read { try body(ItemQueries(db: $0)) }
+        try readDatabase { try body(ItemQueries(db: $0)) }
+    }
+
+    private func readDatabase<T>(_ body: (Database) throws -> T) throws -> T {
+        try translatingDatabaseErrors { try database.read(body) }
+    }
+
+    /// Reports a busy, full, read-only or damaged database as the `StoreError` that names the
+    /// library and the fix; other database errors are bugs and pass unchanged.
+    private func translatingDatabaseErrors<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as DatabaseError {
+            throw StoreError(error, library: folder) ?? error
+        }
     }
 
     // MARK: Writing
 
     /// Runs `body` in one write transaction (imports use it: 10,000 rows, one commit). If
-    /// `body` throws, nothing of it is kept.
+    /// `body` throws, nothing of it is kept. Other processes wait for the commit; inside
+    /// `body`, read and write through the writer only: GRDB traps on a nested database access.
     public func write<T>(_ body: (StoreWriter) throws -> T) throws -> T {
-        try database.write { try body(StoreWriter(db: $0)) }
+        try translatingDatabaseErrors { try database.write { try body(StoreWriter(db: $0)) } }
     }
+
+    // One-write conveniences: each runs the `StoreWriter` method of the same name (documented
+    // there) in a transaction of its own.
 
     @discardableResult
     public func insert(_ item: Item, path: String? = nil, sourceText: String? = nil) throws -> ItemRecord {
@@ -103,11 +128,11 @@ public final class LibraryStore: Sendable {
 
     /// Changes with a sequence greater than `sequence`, oldest first.
     public func changes(after sequence: Int64, limit: Int = 1000) throws -> [Change] {
-        try database.read { try ChangeFeed.changes(after: sequence, limit: limit, in: $0) }
+        try readDatabase { try ChangeFeed.changes(after: sequence, limit: limit, in: $0) }
     }
     /// The newest sequence number (0 for a new library).
     public func lastSequence() throws -> Int64 {
-        try database.read { try ChangeFeed.lastSequence(in: $0) }
+        try readDatabase { try ChangeFeed.lastSequence(in: $0) }
     }
 
     // MARK: Search and trash
@@ -115,7 +140,7 @@ public final class LibraryStore: Sendable {
     /// Live items containing every word of `query` (any text is safe: words are searched for,
     /// never parsed as FTS syntax), best match first.
     public func search(_ query: String, limit: Int = 50) throws -> [SearchHit] {
-        try database.read { try SearchIndex.search(query, limit: limit, in: $0) }
+        try readDatabase { try SearchIndex.search(query, limit: limit, in: $0) }
     }
     /// Items in the trash, most recently trashed first.
     public func trashedItems() throws -> [TrashedItem] {

@@ -8,8 +8,13 @@ import ShelfModel
 /// search joins back to `item` and keeps live items only.
 enum SearchIndex {
     /// Indexes `item` under the row `serial`, replacing what was indexed there before.
-    static func index(_ item: Item, serial: Int64, in db: Database) throws {
+    static func reindex(_ item: Item, serial: Int64, in db: Database) throws {
         try remove(serial: serial, in: db)
+        try add(item, serial: serial, in: db)
+    }
+
+    /// Indexes a new row `serial`.
+    static func add(_ item: Item, serial: Int64, in db: Database) throws {
         let document = Document(item)
         try db.cachedStatement(sql: "INSERT INTO item_search (rowid, title, author, body) VALUES (?, ?, ?, ?)")
             .execute(arguments: [serial, document.title, document.author, document.body])

@@ -10,9 +10,11 @@ import ShelfMarkdown
 /// and restore change where the file is, not its bytes, so they keep the version: an editor
 /// that renamed the file away and writes it back saves against the version it opened.
 ///
-/// Each write checks everything it needs before it changes anything, so a write that throws
-/// leaves the library as it was even when the caller catches the error and goes on inside the
-/// same transaction (imports do, row by row).
+/// Each write checks everything it needs (paths, versions, ids) before it changes anything, so
+/// a refused write leaves the library as it was even when the caller catches the error and
+/// goes on inside the same transaction (imports do, row by row).
+///
+/// A writer is valid only inside the `LibraryStore.write` call that handed it out.
 public struct StoreWriter {
     private let db: Database
     private let queries: ItemQueries
@@ -34,14 +36,14 @@ public struct StoreWriter {
     ///
     /// Throws `itemExists` when a live item has the id, `pathTaken` / `invalidPath` for `path`.
     public func insert(_ item: Item, path: String?, sourceText: String?) throws -> ItemRecord {
-        let trashed = try queries.stored(id: item.id)
-        if let trashed, trashed.isLive {
-            throw StoreError.itemExists(id: item.id, path: trashed.record.path)
+        let presence = try queries.presence(of: item.id)
+        if presence == .live, let live = try queries.liveRecord(id: item.id) {
+            throw StoreError.itemExists(id: item.id, path: live.path)
         }
         let path = try path.map { try claimablePath($0, for: item.kind) } ?? defaultPath(for: item)
         let content = sourceText ?? MarkdownCodec.render(item)
         let record: ItemRecord
-        if let trashed {
+        if presence == .trashed, let trashed = try queries.stored(id: item.id) {
             record = try replace(trashed, with: item, content: content, path: path)
         } else {
             record = ItemRecord(item: item, version: 1, path: path, modified: Date(), content: content,
@@ -65,9 +67,10 @@ public struct StoreWriter {
         guard item.kind == current.item.kind else {
             throw StoreError.kindMismatch(id: item.id, stored: current.item.kind, given: item.kind)
         }
-        let recordUnchanged = item == current.item && current.draftDiagnostics == nil
-        let content = sourceText ?? (recordUnchanged ? current.content : MarkdownCodec.render(item))
-        if recordUnchanged && content == current.content { return current }
+        // While a draft is pending the stored content is the draft, which a valid save replaces.
+        let keepsShownText = item == current.item && current.draftDiagnostics == nil
+        let content = sourceText ?? (keepsShownText ? current.content : MarkdownCodec.render(item))
+        if keepsShownText && content == current.content { return current }
         let record = try replace(stored, with: item, content: content, path: current.path)
         try ChangeFeed.append(.updated, id: item.id, path: record.path, in: db)
         return record
@@ -165,17 +168,20 @@ public struct StoreWriter {
 
     /// `<Kind folder>/<file name from the title>`, with a ` (2)`-style suffix if taken.
     private func defaultPath(for item: Item) throws -> String {
-        let path = try uniquified(item.kind.folderName + "/" + FileNaming.fileName(for: item))
+        let path = try uniquified(FileNaming.fileName(for: item), in: item.kind.folderName)
         try ItemPath.validate(path, for: item.kind)
         return path
     }
 
-    /// `path`, or the first free ` (n)` variant of its file name in the same folder; each
-    /// candidate is one index lookup.
+    /// `path`, or the first free ` (n)` variant of its file name in the same folder.
     private func uniquified(_ path: String) throws -> String {
-        let folder = ItemPath.folder(of: path)
+        try uniquified(String(ItemPath.fileName(of: path)), in: ItemPath.folder(of: path))
+    }
+
+    /// `folder/name`, or the first free ` (n)` variant; each candidate is one index lookup.
+    private func uniquified(_ name: String, in folder: some StringProtocol) throws -> String {
         var lookupError: Error?
-        let name = FileNaming.uniqued(String(ItemPath.fileName(of: path))) { candidate in
+        let free = FileNaming.uniqued(name) { candidate in
             do {
                 return try queries.isLivePath(folder + "/" + candidate)
             } catch {
@@ -184,7 +190,7 @@ public struct StoreWriter {
             }
         }
         if let lookupError { throw lookupError }
-        return folder + "/" + name
+        return folder + "/" + free
     }
 
     private func insertRow(_ record: ItemRecord) throws {
@@ -198,7 +204,7 @@ public struct StoreWriter {
                 record.modified.storedSeconds, try coding.encode(item), record.content,
                 record.content.utf8.count, item.isFavorite, item.sourceID,
             ])
-        try SearchIndex.index(item, serial: db.lastInsertedRowID, in: db)
+        try SearchIndex.add(item, serial: db.lastInsertedRowID, in: db)
     }
 
     /// Writes a new record and content over `stored` (live, or trashed and now revived) at
@@ -216,7 +222,7 @@ public struct StoreWriter {
                 try coding.encode(item), content, content.utf8.count, item.isFavorite, item.sourceID,
                 stored.serial,
             ])
-        try SearchIndex.index(item, serial: stored.serial, in: db)
+        try SearchIndex.reindex(item, serial: stored.serial, in: db)
         return record
     }
 

@@ -61,3 +61,59 @@ struct ChangeFeedTests {
         #expect(try library.store.changes(after: 0).map(\.sequence) == Array(1...80))
     }
 }
+
+@Suite("Another process holding the write lock")
+struct CrossProcessLockTests {
+    static let sqliteShell = "/usr/bin/sqlite3"
+
+    /// A real second process (the sqlite3 shell) holds a write transaction for a second; a
+    /// write meanwhile waits for it (busy timeout) instead of failing with "database is locked".
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: sqliteShell), "needs the sqlite3 shell"))
+    func aWriteWaitsForAnotherProcesssTransaction() throws {
+        let library = try TestLibrary()
+        let holder = try Self.holdWriteLock(of: library.store.folder, seconds: 1)
+        defer { holder.waitUntilExit() }
+
+        let clock = ContinuousClock()
+        let start = clock.now
+        let record = try library.store.insert(.note(Sample.note()))
+        #expect(clock.now - start > .milliseconds(300), "the insert should have waited for the other process")
+        #expect(try library.store.record(id: record.item.id) == record)
+    }
+
+    /// Past the busy timeout the caller gets `libraryBusy`, naming the library, not an SQLite error.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: sqliteShell), "needs the sqlite3 shell"))
+    func aWriteThatWaitsTooLongReportsTheLibraryBusy() throws {
+        let library = try TestLibrary()
+        let impatient = try LibraryStore.open(LibraryFolder(url: library.store.folder, busyTimeout: 0.1))
+        let holder = try Self.holdWriteLock(of: library.store.folder, seconds: 1)
+        defer { holder.waitUntilExit() }
+
+        #expect(throws: StoreError.libraryBusy(path: library.store.folder.path)) {
+            try impatient.insert(.note(Sample.note()))
+        }
+    }
+
+    /// Starts the sqlite3 shell on the library's database and returns once it holds the write
+    /// lock, which it keeps for `seconds`.
+    private static func holdWriteLock(of library: URL, seconds: Int) throws -> Process {
+        let shell = Process()
+        shell.executableURL = URL(fileURLWithPath: sqliteShell)
+        shell.arguments = [library.appendingPathComponent("shelf.sqlite").path]
+        let input = Pipe()
+        let output = Pipe()
+        shell.standardInput = input
+        shell.standardOutput = output
+        try shell.run()
+        input.fileHandleForWriting.write(Data("BEGIN IMMEDIATE;\nSELECT 'locked';\n.shell sleep \(seconds)\nCOMMIT;\n".utf8))
+        try input.fileHandleForWriting.close()
+        let firstLine = String(decoding: output.fileHandleForReading.availableData, as: UTF8.self)
+        guard firstLine.hasPrefix("locked") else {
+            shell.waitUntilExit()
+            throw LockNotTaken(output: firstLine)
+        }
+        return shell
+    }
+
+    struct LockNotTaken: Error { var output: String }
+}

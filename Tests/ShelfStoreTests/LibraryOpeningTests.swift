@@ -17,6 +17,9 @@ struct LibraryOpeningTests {
         }
         #expect(store.plainFilesFolder == libraryURL.appendingPathComponent("files", isDirectory: true))
         #expect(try store.lastSequence() == 0)
+        try store.insert(.note(Sample.note()))
+        #expect(files.fileExists(atPath: libraryURL.appendingPathComponent("shelf.sqlite-wal").path),
+                "the database runs in WAL mode, so readers in other processes never block writers")
     }
 
     @Test func createOpensAnExistingLibraryWithoutLosingItems() throws {
@@ -58,14 +61,15 @@ struct LibraryOpeningTests {
         try expectUnreadable(file) { try LibraryStore.create(at: file) }
     }
 
-    /// Root passes every permission check, so this runs only as an ordinary user.
-    @Test(.enabled(if: getuid() != 0, "root ignores file permissions"))
-    func aFolderWithoutPermissionsIsUnreadable() throws {
+    @Test func aFolderWithoutPermissionsIsUnreadable() throws {
         let library = try TestLibrary()
         let url = library.store.folder
         try FileManager.default.setAttributes([.posixPermissions: 0o000], ofItemAtPath: url.path)
         defer { try? FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: url.path) }
-        try expectUnreadable(url) { try LibraryStore.open(at: url) }
+        try Unprivileged.run {
+            try expectUnreadable(url) { try LibraryStore.open(at: url) }
+            try expectUnreadable(url) { try LibraryStore.create(at: url) }
+        }
     }
 
     private func expectUnreadable(_ url: URL, _ open: () throws -> LibraryStore,
@@ -77,5 +81,37 @@ struct LibraryOpeningTests {
         }
         #expect(path == url.path, sourceLocation: sourceLocation)
         #expect(!reason.isEmpty, sourceLocation: sourceLocation)
+    }
+}
+
+@Suite("Several processes creating one library")
+struct ConcurrentCreationTests {
+    /// The mount and the CLI may both be the first to touch a new library; each must end up
+    /// with the same, fully migrated library and no error.
+    @Test func storesCreatingTheSameNewLibraryAtOnceAllSucceed() throws {
+        let folder = try TemporaryFolder()
+        for attempt in 0..<20 {
+            let url = folder.child("library-\(attempt)")
+            let outcomes = Outcomes()
+            DispatchQueue.concurrentPerform(iterations: 4) { _ in
+                outcomes.record(Result { try LibraryStore.create(at: url).insert(.note(Sample.note())) })
+            }
+            let failures = outcomes.failures
+            #expect(failures.isEmpty, "attempt \(attempt): \(failures)")
+            #expect(try LibraryStore.open(at: url).summaries().count == 4 - failures.count)
+        }
+    }
+
+    /// Results gathered from concurrent threads.
+    private final class Outcomes: @unchecked Sendable {
+        private let lock = NSLock()
+        private var errors: [String] = []
+
+        func record(_ result: Result<ItemRecord, Error>) {
+            guard case .failure(let error) = result else { return }
+            lock.withLock { errors.append(String(describing: error)) }
+        }
+
+        var failures: [String] { lock.withLock { errors } }
     }
 }

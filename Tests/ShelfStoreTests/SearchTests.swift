@@ -9,7 +9,9 @@ struct SearchTests {
         let library = try TestLibrary()
         let passage = Passage(page: 42, text: "Fear is the mind-killer.", note: "Litany against fear",
                               aiSummary: "Courage through acceptance")
-        let dune = try library.store.insert(.book(Sample.book(passages: [passage])))
+        var book = Sample.book(passages: [passage])
+        book.introduction = "Set on the desert planet Arrakis."
+        let dune = try library.store.insert(.book(book))
         let note = try library.store.insert(.note(Sample.note("Garden", content: "Plant tomatoes in spring.")))
         try library.store.insert(.book(Sample.book("Emma", author: "Jane Austen")))
         return (library, dune, note)
@@ -17,7 +19,7 @@ struct SearchTests {
 
     @Test(arguments: [
         ("Dune", "title"), ("Herbert", "author"), ("killer", "passage text"),
-        ("litany", "passage note"), ("acceptance", "AI summary"),
+        ("litany", "passage note"), ("acceptance", "AI summary"), ("arrakis", "introduction"),
     ])
     func everySearchableFieldOfABookIsFound(word: String, field: String) throws {
         let (library, dune, _) = try Self.library()

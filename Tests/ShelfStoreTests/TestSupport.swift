@@ -68,3 +68,41 @@ struct ChangeEntry: Hashable, CustomStringConvertible {
 
     var description: String { "\(kind) \(id) \(path)" + (previousPath.map { " from \($0)" } ?? "") }
 }
+
+/// CPU time spent by the calling thread: what a piece of work costs, however busy the machine.
+enum ThreadCPUTime {
+    static func measure(_ work: () throws -> Void) rethrows -> Duration {
+        let start = now()
+        try work()
+        return now() - start
+    }
+
+    private static func now() -> Duration {
+        var time = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
+        return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
+    }
+}
+
+/// Runs file-permission tests as an ordinary user even when the tests run as root (in a
+/// container), since root passes every permission check.
+enum Unprivileged {
+    /// The filesystem uid is per thread on Linux, and leaving 0 drops the capabilities that
+    /// override permissions; `body` must stay synchronous so it stays on this thread.
+    static func run<T>(_ body: () throws -> T) throws -> T {
+        guard geteuid() == 0 else { return try body() }
+        let setfsuid = try libcSetfsuid()
+        let nobody: uid_t = 65_534
+        let previous = setfsuid(nobody)
+        defer { _ = setfsuid(uid_t(previous)) }
+        return try body()
+    }
+
+    /// `setfsuid(2)`, looked up at run time: Swift's Glibc module leaves out <sys/fsuid.h>.
+    private static func libcSetfsuid() throws -> @convention(c) (uid_t) -> Int32 {
+        guard let symbol = dlsym(dlopen(nil, RTLD_NOW), "setfsuid") else { throw MissingSetfsuid() }
+        return unsafeBitCast(symbol, to: (@convention(c) (uid_t) -> Int32).self)
+    }
+
+    struct MissingSetfsuid: Error {}
+}

@@ -66,6 +66,19 @@ struct TrashTests {
         #expect(try library.store.changes(after: 0).map(\.kind) == [.added, .updated, .removed, .added])
     }
 
+    @Test func aRevivalOntoATakenPathIsRefusedAndLeavesTheItemInTheTrash() throws {
+        let library = try TestLibrary()
+        let original = try library.store.insert(.note(Sample.note()))
+        try library.store.trash(id: original.item.id)
+        let occupant = try library.store.insert(.note(Sample.note("Occupant")))
+
+        #expect(throws: StoreError.pathTaken(occupant.path)) {
+            try library.store.insert(original.item, path: occupant.path)
+        }
+        #expect(try library.store.trashedItems().map(\.id) == [original.item.id])
+        #expect(try library.store.record(id: occupant.item.id) == occupant)
+    }
+
     @Test func emptyingTheTrashDeletesOnlyTrashedItemsForGood() throws {
         let library = try TestLibrary()
         let gone = try ["A", "B"].map { try library.store.insert(.note(Sample.note($0))) }

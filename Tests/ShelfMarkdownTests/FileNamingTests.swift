@@ -1,0 +1,71 @@
+import Foundation
+import PropertyBased
+import ShelfMarkdown
+import ShelfModel
+import Testing
+
+@Suite struct FileNamingTests {
+    private func book(_ title: String, author: String? = nil) -> Item { .book(Book(title: title, author: author)) }
+
+    @Test func namesFollowTitleAndAuthor() {
+        #expect(FileNaming.fileName(for: book("Dune", author: "Frank Herbert")) == "Dune - Frank Herbert.md")
+        #expect(FileNaming.fileName(for: book("Dune")) == "Dune.md")
+        #expect(FileNaming.fileName(for: book("Dune", author: " ")) == "Dune.md")
+        #expect(FileNaming.fileName(for: .note(Note(title: "Plans"))) == "Plans.md")
+    }
+
+    @Test func unsafeCharactersAreReplaced() {
+        #expect(FileNaming.fileName(for: book("AC/DC: Live\n2024\u{0}")) == "AC-DC: Live 2024.md")
+        #expect(FileNaming.fileName(for: book("..hidden")) == "hidden.md")
+        #expect(FileNaming.fileName(for: book(" . ")) == "Untitled.md")
+        #expect(FileNaming.fileName(for: book("", author: "Anon")) == "Untitled - Anon.md")
+        #expect(FileNaming.fileName(for: book("Cafe\u{301}")) == "Caf\u{E9}.md")
+        #expect(FileNaming.fileName(for: book("Cafe\u{301}")).unicodeScalars.count == 7, "NFC, not just equivalent")
+    }
+
+    @Test func longNamesAreCutOnCharacterBoundaries() {
+        let family = "👩‍👩‍👧"
+        let name = FileNaming.fileName(for: book(String(repeating: family, count: 40)))
+        #expect(name.utf8.count <= 255)
+        #expect(name.hasSuffix(".md"))
+        #expect(name.dropLast(3).allSatisfy { $0 == Character(family) })
+        #expect(name.dropLast(3).count == 252 / family.utf8.count)
+    }
+
+    @Test func uniquedAddsTheFirstFreeNumber() {
+        let taken: Set = ["Dune.md", "Dune (2).md"]
+        #expect(FileNaming.uniqued("Free.md") { taken.contains($0) } == "Free.md")
+        #expect(FileNaming.uniqued("Dune.md") { taken.contains($0) } == "Dune (3).md")
+        let long = String(repeating: "é", count: 126) + ".md"   // 252 + 3 bytes
+        let unique = FileNaming.uniqued(long) { $0 == long }
+        #expect(unique.utf8.count <= 255)
+        #expect(unique.hasSuffix("é (2).md"))
+    }
+
+    @Test func titleFromFileNameStripsTheExtension() {
+        #expect(FileNaming.title(fromFileName: "Dune.md") == "Dune")
+        #expect(FileNaming.title(fromFileName: "notes.txt") == "notes.txt")
+        #expect(FileNaming.title(fromFileName: "Dune (2).md") == "Dune (2)")
+    }
+
+    @Test func everyNameIsSafeAndStable() async {
+        let titles = Generator<(String, String?), Shrink.None<(String, String?)>>(run: { rng in Self.titleAndAuthor(&rng) })
+        await propertyCheck(count: 300, input: titles) { title, author in
+            let name = FileNaming.fileName(for: book(title, author: author))
+            #expect(name == FileNaming.fileName(for: book(title, author: author)))
+            #expect(name.utf8.count <= 255 && name.utf8.count > 3 && name.utf8.reversed().starts(with: "dm.".utf8))
+            #expect(name.utf8.first != UInt8(ascii: ".") && !name.utf8.contains(UInt8(ascii: "/")))
+            #expect(!name.unicodeScalars.contains { $0.properties.generalCategory == .control })
+            #expect(Array(name.utf8) == Array(name.precomposedStringWithCanonicalMapping.utf8))
+            let unique = FileNaming.uniqued(name) { $0 == name }
+            #expect(unique != name && unique.utf8.count <= 255 && unique.utf8.reversed().starts(with: "dm.)2( ".utf8))
+            #expect(FileNaming.title(fromFileName: name) + ".md" == name)
+        }
+    }
+
+    /// Hostile titles, some far longer than a file name, and authors.
+    private static func titleAndAuthor<R: RandomNumberGenerator>(_ rng: inout R) -> (String, String?) {
+        (RecordGen.text(&rng) + (RecordGen.maybe(&rng, 0.2) ? String(repeating: "長", count: 200) : ""),
+         RecordGen.optional(&rng) { RecordGen.text(&$0) })
+    }
+}
