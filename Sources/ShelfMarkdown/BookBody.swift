@@ -21,7 +21,7 @@ import ShelfModel
 /// `>text` without a space. It refuses, with the line, what it could only guess at: an unknown
 /// `### ` heading, a passage without a quote, any other line between passages.
 enum BookBody {
-    static let passagesHeading = "## Passages"
+    static let passagesHeading: StaticString = "## Passages"
 
     /// What the body holds besides the frontmatter's fields.
     struct Content {
@@ -31,16 +31,20 @@ enum BookBody {
         var appendix = ""
     }
 
-    static func render(_ book: Book, into text: inout String) {
-        text += "# " + book.title.replacingLineBreaksWithSpaces() + "\n\n"
-        text += book.introduction
-        text += passagesHeading + "\n"
+    static func render(_ book: Book, into out: inout TextBuffer) {
+        out.append("# ")
+        out.append(book.title.replacingLineBreaksWithSpaces())
+        out.append("\n\n")
+        out.append(book.introduction)
+        out.append(passagesHeading)
+        out.appendNewline()
         for passage in book.passages {
-            text += "\n"
-            text += PassageMarkdown.render(passage)
+            out.appendNewline()
+            PassageMarkdown.render(passage, into: &out)
         }
         if !book.appendix.isEmpty {
-            text += "\n" + book.appendix
+            out.appendNewline()
+            out.append(book.appendix)
         }
     }
 
@@ -51,9 +55,9 @@ enum BookBody {
         var index = document.bodyStart
         while index < lines.count, lines[index].isBlank { index += 1 }
         if index < lines.count, lines[index].isLevelOneHeading {
-            content.headingTitle = String(lines[index].dropping(bytes: 1).trimmingSpacesAndTabs())
+            content.headingTitle = lines[index].dropping(bytes: 1).trimmingSpacesAndTabs().string
             index += 1
-            if index < lines.count, lines[index].text.isEmpty { index += 1 }
+            if index < lines.count, lines[index].isEmpty { index += 1 }
         } else {
             index = document.bodyStart
         }
@@ -128,9 +132,7 @@ private struct PassageSectionParser {
     }
 
     private mutating func finishDraft() {
-        guard let finished = draft else { return }
-        draft = nil
-        guard finished.isValid else { return }
+        guard let finished = draft.take(), finished.isValid else { return }
         switch finished.passage() {
         case .failure(let diagnostic):
             diagnostics.append(diagnostic)
@@ -161,12 +163,12 @@ private struct PassageDraft {
     let location: String?
     /// False after a bad heading or line: the problem is reported, its other lines are skipped.
     var isValid: Bool
-    private var quoteLines: [Substring] = []
+    private var quoteLines: [ArraySlice<UInt8>] = []
     private(set) var quoteEndLine = 0
     private var quoteClosed = false
-    /// Each field's value as lines: one from its label line, or the quote lines below a bare label.
-    private var fields: [PassageMarkdown.Field: [Substring]] = [:]
-    private var fieldLines: [PassageMarkdown.Field: Int] = [:]
+    /// Each field's line and value as lines: one from its label line, or the quote lines below a
+    /// bare label.
+    private var fields = PassageMarkdown.PerField<(line: Int, lines: [ArraySlice<UInt8>])>()
     /// A field written as a bare `**Label**:`, whose value may follow as quote lines.
     private var openField: PassageMarkdown.Field?
     private var openFieldHasQuote = false
@@ -200,22 +202,21 @@ private struct PassageDraft {
         guard !quoteLines.isEmpty else {
             return "`\(field.label)` comes before the passage's quote; put the `> ` quote right under the heading"
         }
-        if let earlier = fieldLines[field] {
-            return "`\(field.label)` appears twice in this passage (first on line \(earlier)); keep one"
+        if let earlier = fields[field] {
+            return "`\(field.label)` appears twice in this passage (first on line \(earlier.line)); keep one"
         }
         quoteClosed = true
-        var value = line.dropping(bytes: field.label.utf8.count)
-        if value.utf8.first == UInt8(ascii: " ") { value = Substring(value.unicodeScalars.dropFirst()) }
-        fields[field] = [value]
-        fieldLines[field] = line.number
+        var value = line.dropping(bytes: field.label.utf8CodeUnitCount)
+        if value.first == UInt8(ascii: " ") { value = value.dropFirst() }
+        fields[field] = (line.number, [value])
         openField = value.isEmpty ? field : nil
         openFieldHasQuote = false
         return nil
     }
 
-    private mutating func readQuoteLine(_ content: Substring, number: Int) -> String? {
+    private mutating func readQuoteLine(_ content: ArraySlice<UInt8>, number: Int) -> String? {
         if let field = openField {
-            if openFieldHasQuote { fields[field]?.append(content) } else { fields[field] = [content] }
+            if openFieldHasQuote { fields[field]?.lines.append(content) } else { fields[field]?.lines = [content] }
             openFieldHasQuote = true
             return nil
         }
@@ -233,11 +234,13 @@ private struct PassageDraft {
             return .failure(Diagnostic(line: headingLine, message: "this passage has no quote; add the passage text as `> ` lines under its heading"))
         }
         let (lastText, blockID) = PassageMarkdown.splitBlockID(lastLine)
-        let text = (quoteLines.dropLast() + [lastText]).joined(separator: "\n")
+        var textLines = quoteLines
+        textLines[textLines.count - 1] = lastText
+        let text = Self.joinedLines(textLines)
         var dateAdded: CalendarDate?
         if let added = value(of: .added) {
-            guard !added.contains("\n"), let day = CalendarDate(parsing: added) else {
-                return .failure(Diagnostic(line: fieldLines[.added] ?? headingLine,
+            guard !added.utf8.contains(UInt8(ascii: "\n")), let day = Timestamp.calendarDate(added) else {
+                return .failure(Diagnostic(line: fields[.added]?.line ?? headingLine,
                                            message: "**Added**: \(YAMLScalar.doubleQuoted(added)) is not a date like 2025-12-29"))
             }
             dateAdded = day
@@ -248,7 +251,22 @@ private struct PassageDraft {
     }
 
     private func value(of field: PassageMarkdown.Field) -> String? {
-        fields[field]?.joined(separator: "\n")
+        fields[field].map { Self.joinedLines($0.lines) }
+    }
+
+    private static func joinedLines(_ lines: [ArraySlice<UInt8>]) -> String {
+        let count = lines.reduce(lines.count - 1) { $0 + $1.count }
+        return String(unsafeUninitializedCapacity: max(count, 0)) { buffer in
+            var offset = 0
+            for (index, line) in lines.enumerated() {
+                if index > 0 {
+                    buffer[offset] = UInt8(ascii: "\n")
+                    offset += 1
+                }
+                offset = buffer[offset...].initialize(fromContentsOf: line)
+            }
+            return offset
+        }
     }
 }
 

@@ -4,9 +4,6 @@ import ShelfModel
 /// total_pages, rating, date_added, date_finished, tags, source_id`, then the unknown keys in
 /// their order; then the body (`BookBody`).
 enum BookMarkdown {
-    static let keys = ["id", "title", "author", "isbn", "status", "current_page", "total_pages", "rating",
-                       "date_added", "date_finished", "tags", "source_id"]
-
     static func render(_ book: Book) -> String {
         var frontmatter = FrontmatterWriter()
         frontmatter.string("id", book.id.rawValue)
@@ -17,14 +14,15 @@ enum BookMarkdown {
         frontmatter.literal("current_page", book.currentPage.map(String.init))
         frontmatter.literal("total_pages", book.totalPages.map(String.init))
         frontmatter.literal("rating", book.rating.map(ratingText))
-        frontmatter.literal("date_added", book.dateAdded?.isoString)
-        frontmatter.literal("date_finished", book.dateFinished?.isoString)
+        frontmatter.literal("date_added", book.dateAdded.map(Timestamp.day))
+        frontmatter.literal("date_finished", book.dateFinished.map(Timestamp.day))
         frontmatter.strings("tags", book.tags)
         frontmatter.string("source_id", book.sourceID)
         book.extraProperties.forEach { frontmatter.property($0) }
-        var text = frontmatter.finished()
+        var text = TextBuffer(capacity: 1024 + 256 * book.passages.count)
+        text.append(frontmatter.finished())
         BookBody.render(book, into: &text)
-        return text
+        return text.string
     }
 
     static func parse(_ document: SplitDocument, fileTitle: String?) -> Result<ParsedItem, ParseFailure> {

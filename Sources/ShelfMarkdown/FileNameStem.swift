@@ -25,7 +25,8 @@ enum FileNameStem {
     }
 
     /// `stem` cut at a character boundary so that `stem + suffix + ".md"` fits in 255 bytes, with
-    /// spaces left at the cut dropped.
+    /// spaces left at the cut dropped; `Untitled` when not even one character fits (a single
+    /// character of hundreds of combining marks).
     static func fitted(_ stem: String, suffix: String) -> String {
         let budget = maximumBytes - fileExtension.utf8.count - suffix.utf8.count
         guard stem.utf8.count > budget else { return stem }
@@ -34,7 +35,8 @@ enum FileNameStem {
             used += character.utf8.count
             return used <= budget
         }
-        return String(String.UnicodeScalarView(kept.unicodeScalars.reversed().drop(while: \.properties.isWhitespace).reversed()))
+        let trimmed = String(String.UnicodeScalarView(kept.unicodeScalars.reversed().drop(while: \.properties.isWhitespace).reversed()))
+        return trimmed.isEmpty ? untitled : trimmed
     }
 
     /// `name` without its `.md`, or nil when it has none. Compared on bytes: a name ending in a

@@ -31,7 +31,7 @@ struct SplitDocument {
             return .failure(ParseFailure(diagnostics: [Diagnostic(
                 line: 1, message: "the frontmatter opened here is never closed; add a line `---` after the last property")]))
         }
-        let yaml = String(source.text.unicodeScalars[source.lines[1].text.startIndex..<source.lines[closing].text.startIndex])
+        let yaml = source.bytes[source.lines[1].bytes.startIndex..<source.lines[closing].bytes.startIndex].string
         let yamlLines = YAMLLineMap(firstLine: 2, lastLine: closing + 1)
         return FrontmatterLoader(yaml: yaml, lines: yamlLines).entries()
             .map { SplitDocument(source: source, entries: $0, bodyStart: closing + 1, yamlLines: yamlLines) }
@@ -46,10 +46,19 @@ struct FrontmatterLoader {
     let yaml: String
     let lines: YAMLLineMap
 
+    /// Yams composes nested values recursively; a hostile file nesting thousands of levels would
+    /// exhaust the stack of the thread parsing it. No real frontmatter comes close to this.
+    static let maximumNesting = 64
+
     func entries() -> Result<[FrontmatterEntry], ParseFailure> {
+        if let line = lineNestingTooDeep() {
+            return .failure(ParseFailure(diagnostics: [Diagnostic(
+                line: lines.fileLine(line),
+                message: "the frontmatter nests lists or mappings more than \(Self.maximumNesting) levels deep; flatten it")]))
+        }
         let root: Node?
         do {
-            root = try Parser(yaml: yaml, resolver: .basic).singleRoot()
+            root = try Parser(yaml: yaml, resolver: .basic, encoding: .utf8).singleRoot()
         } catch let error as YamlError {
             return .failure(ParseFailure(diagnostics: [diagnostic(for: error)]))
         } catch {
@@ -67,6 +76,37 @@ struct FrontmatterLoader {
             entries.append(FrontmatterEntry(key: scalar.string, value: value, line: lines.line(of: key)))
         }
         return .success(entries)
+    }
+
+    /// The first YAML line where flow brackets (`[`, `{`, counted even inside quotes, which only
+    /// errs towards refusing) or block indentation could nest deeper than `maximumNesting`.
+    private func lineNestingTooDeep() -> Int? {
+        var depth = 0
+        var line = 1
+        var indentation = 0
+        var atLineStart = true
+        for byte in yaml.utf8 {
+            switch byte {
+            case UInt8(ascii: "\n"):
+                line += 1
+                indentation = 0
+                atLineStart = true
+                continue
+            case UInt8(ascii: " ") where atLineStart:
+                indentation += 1
+                if indentation > 2 * Self.maximumNesting { return line }
+                continue
+            case UInt8(ascii: "["), UInt8(ascii: "{"):
+                depth += 1
+                if depth > Self.maximumNesting { return line }
+            case UInt8(ascii: "]"), UInt8(ascii: "}"):
+                depth = max(0, depth - 1)
+            default:
+                break
+            }
+            atLineStart = false
+        }
+        return nil
     }
 
     private func failure(at node: Node, _ message: String) -> ParseFailure {

@@ -18,9 +18,6 @@ struct FrontmatterReader {
         lines = document.yamlLines
     }
 
-    /// Whether the frontmatter has `key` (even with a null value).
-    func contains(_ key: String) -> Bool { remaining.contains { $0.key == key } }
-
     /// The text of `key`, or nil when absent or null.
     mutating func text(_ key: String) -> String? {
         typed(key, expecting: "text") { $0 }
@@ -33,7 +30,7 @@ struct FrontmatterReader {
 
     /// A day (`2025-12-29`, also `2025-12-29T00:00:00` or `2025/12/29`).
     mutating func calendarDate(_ key: String) -> CalendarDate? {
-        typed(key, expecting: "a date like 2025-12-29") { CalendarDate(parsing: $0) }
+        typed(key, expecting: "a date like 2025-12-29") { Timestamp.calendarDate($0) }
     }
 
     /// An instant (`2025-12-29T10:15:00Z`), truncated to whole seconds.
@@ -88,10 +85,6 @@ struct FrontmatterReader {
         return properties
     }
 
-    mutating func report(line: Int, _ message: String) {
-        diagnostics.append(Diagnostic(line: line, message: message))
-    }
-
     // MARK: - Private
 
     private mutating func take(_ key: String) -> FrontmatterEntry? {
@@ -100,7 +93,7 @@ struct FrontmatterReader {
     }
 
     private mutating func report(at node: Node, _ message: String) {
-        report(line: lines.line(of: node), message)
+        diagnostics.append(Diagnostic(line: lines.line(of: node), message: message))
     }
 
     /// The scalar's text; nil for null, or after reporting a list or mapping where text belongs.

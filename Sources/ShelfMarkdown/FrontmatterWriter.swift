@@ -88,7 +88,7 @@ struct FrontmatterWriter {
         case .int(let number): String(number)
         case .double(let number): decimal(number)
         case .string(let text): YAMLScalar.string(text)
-        case .date(let day): day.isoString
+        case .date(let day): Timestamp.day(day)
         case .list: "[]"
         case .map: "{}"
         }

@@ -5,8 +5,6 @@ import ShelfModel
 /// content, verbatim. `favorite` is always written; `created`/`modified` as
 /// `2025-12-29T10:15:00Z`.
 enum NoteMarkdown {
-    static let keys = ["id", "title", "favorite", "created", "modified", "tags"]
-
     static func render(_ note: Note) -> String {
         var frontmatter = FrontmatterWriter()
         frontmatter.string("id", note.id.rawValue)

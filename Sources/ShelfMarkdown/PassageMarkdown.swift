@@ -11,91 +11,135 @@ import ShelfModel
 /// **Note**: the reader's note
 /// **AI Summary**:
 /// > a value with line breaks is written
-/// > as quote lines under its label
+/// > as quote lines under its bare label
 /// **Added**: 2025-12-29
 /// ```
 ///
 /// The heading is `### Page N`, `### Location L`, `### Page N · Location L`, or `### Passage`
 /// when neither is known. The quote follows the heading directly; the field lines, when there are
-/// any, follow after one blank line, in the order Note, AI Summary, Added.
+/// any, follow after one blank line, in the order Note, AI Summary, Added. A one-line value sits
+/// on its label's line (`**Note**:` alone for an empty one); a value with line breaks is quoted
+/// below the bare label, which keeps any text — blank lines, `### `, `>` — lossless.
 enum PassageMarkdown {
-    static let separator = " · "
-
     /// The labels of a passage's field lines, in canonical order.
-    enum Field: String, CaseIterable {
-        case note = "Note"
-        case aiSummary = "AI Summary"
-        case added = "Added"
+    enum Field: CaseIterable {
+        case note, aiSummary, added
 
         /// `**Note**:`
-        var label: String { "**\(rawValue)**:" }
-    }
-
-    /// The block text of `passage`, ending in `\n`.
-    static func render(_ passage: Passage) -> String {
-        var text = "### " + heading(page: passage.page, location: passage.location) + "\n"
-        appendQuote(passage.text + " ^" + passage.id.rawValue, to: &text)
-        let fields: [(Field, String?)] = [
-            (.note, passage.note), (.aiSummary, passage.aiSummary), (.added, passage.dateAdded?.isoString),
-        ]
-        var wroteField = false
-        for case let (field, value?) in fields {
-            if !wroteField { text += "\n" }
-            wroteField = true
-            if value.utf8.contains(UInt8(ascii: "\n")) {
-                text += field.label + "\n"
-                appendQuote(value, to: &text)
-            } else {
-                text += value.isEmpty ? field.label + "\n" : field.label + " " + value + "\n"
+        var label: StaticString {
+            switch self {
+            case .note: "**Note**:"
+            case .aiSummary: "**AI Summary**:"
+            case .added: "**Added**:"
             }
         }
-        return text
+    }
+
+    /// One value per field, stored inline: the parse path reads thousands of field lines.
+    struct PerField<Value> {
+        private var note: Value?
+        private var aiSummary: Value?
+        private var added: Value?
+
+        subscript(field: Field) -> Value? {
+            get {
+                switch field {
+                case .note: note
+                case .aiSummary: aiSummary
+                case .added: added
+                }
+            }
+            set {
+                switch field {
+                case .note: note = newValue
+                case .aiSummary: aiSummary = newValue
+                case .added: added = newValue
+                }
+            }
+        }
+    }
+
+    /// Appends the block of `passage`, ending in `\n`.
+    static func render(_ passage: Passage, into out: inout TextBuffer) {
+        out.append("### ")
+        appendHeading(page: passage.page, location: passage.location, into: &out)
+        out.appendNewline()
+        appendQuote(passage.text, blockID: passage.id, into: &out)
+        if passage.note != nil || passage.aiSummary != nil || passage.dateAdded != nil { out.appendNewline() }
+        appendField(.note, passage.note, into: &out)
+        appendField(.aiSummary, passage.aiSummary, into: &out)
+        if let day = passage.dateAdded {
+            out.append(Field.added.label)
+            out.append(" ")
+            out.append(day)
+            out.appendNewline()
+        }
+    }
+
+    /// `**Label**: value`, `**Label**:` for an empty value, or the bare label and the value quoted
+    /// below it when it has line breaks.
+    private static func appendField(_ field: Field, _ value: String?, into out: inout TextBuffer) {
+        guard let value else { return }
+        out.append(field.label)
+        if value.utf8.contains(UInt8(ascii: "\n")) {
+            out.appendNewline()
+            appendQuote(value, blockID: nil, into: &out)
+        } else if value.isEmpty {
+            out.appendNewline()
+        } else {
+            out.append(" ")
+            out.appendLine(value)
+        }
     }
 
     /// `Page 42 · Location 1234-1240`, `Page 42`, `Location 1234-1240` or `Passage`.
-    static func heading(page: Int?, location: String?) -> String {
-        switch (page, location) {
-        case let (page?, location?): "Page \(page)\(separator)Location \(location)"
-        case let (page?, nil): "Page \(page)"
-        case let (nil, location?): "Location \(location)"
-        case (nil, nil): "Passage"
+    private static func appendHeading(page: Int?, location: String?, into out: inout TextBuffer) {
+        if let page {
+            out.append("Page ")
+            out.append(String(page))
         }
+        if let location {
+            out.append(page == nil ? "Location " : " · Location ")
+            out.append(location)
+        }
+        if page == nil && location == nil { out.append("Passage") }
     }
 
     /// The page and location of a heading's text (after `### `), or nil for another heading.
-    static func parseHeading(_ text: Substring) -> (page: Int?, location: String?)? {
+    static func parseHeading(_ text: ArraySlice<UInt8>) -> (page: Int?, location: String?)? {
         let trimmed = text.trimmingSpacesAndTabs()
-        if trimmed == "Passage" { return (nil, nil) }
-        if let location = trimmed.dropping(prefix: "Location "), !location.isEmpty {
-            return (nil, String(location))
+        if trimmed.elementsEqual("Passage".utf8) { return (nil, nil) }
+        if trimmed.starts(with: "Location ") {
+            let location = trimmed.dropFirst(9)
+            return location.isEmpty ? nil : (nil, location.string)
         }
-        guard let afterPage = trimmed.dropping(prefix: "Page ") else { return nil }
-        let digits = afterPage.utf8.prefix { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
-        guard !digits.isEmpty, let page = Int(String(decoding: digits, as: UTF8.self)) else { return nil }
-        let rest = Substring(afterPage.unicodeScalars.dropFirst(digits.count))
+        guard trimmed.starts(with: "Page ") else { return nil }
+        let afterPage = trimmed.dropFirst(5)
+        let digits = afterPage.prefix(while: \.isASCIIDigit)
+        guard !digits.isEmpty, let page = Int(digits.string) else { return nil }
+        let rest = afterPage[digits.endIndex...]
         if rest.isEmpty { return (page, nil) }
-        guard let location = rest.dropping(prefix: separator + "Location "), !location.isEmpty else { return nil }
-        return (page, String(location))
+        guard rest.starts(with: " · Location ") else { return nil }
+        let location = rest.dropFirst(" · Location ".utf8.count)
+        return location.isEmpty ? nil : (page, location.string)
     }
 
-    /// The passage text and block id of a quote's lines (each without its `>` prefix). The id is
-    /// the ` ^id` ending the last line, made of letters, digits and `-` as Obsidian requires.
-    static func splitBlockID(_ lastLine: Substring) -> (text: Substring, id: PassageID?) {
-        let bytes = lastLine.utf8
-        guard let caret = bytes.lastIndex(of: UInt8(ascii: "^")), caret != bytes.startIndex,
-              bytes[bytes.index(before: caret)] == UInt8(ascii: " ") else { return (lastLine, nil) }
-        let idBytes = bytes[bytes.index(after: caret)...]
-        guard !idBytes.isEmpty, idBytes.allSatisfy(isBlockIDByte) else { return (lastLine, nil) }
-        let text = Substring(lastLine.unicodeScalars[..<bytes.index(before: caret)])
-        return (text, PassageID(String(decoding: idBytes, as: UTF8.self)))
+    /// The passage text and block id of a quote's last line (without its `>` prefix). The id is
+    /// the ` ^id` ending the line, made of letters, digits and `-` as Obsidian requires.
+    static func splitBlockID(_ lastLine: ArraySlice<UInt8>) -> (text: ArraySlice<UInt8>, id: PassageID?) {
+        guard let caret = lastLine.lastIndex(of: UInt8(ascii: "^")), caret > lastLine.startIndex,
+              lastLine[caret - 1] == UInt8(ascii: " ") else { return (lastLine, nil) }
+        let id = lastLine[(caret + 1)...]
+        guard !id.isEmpty, id.allSatisfy(isBlockIDByte) else { return (lastLine, nil) }
+        return (lastLine[..<(caret - 1)], PassageID(id.string))
     }
 
     /// The text of one quote line: after `> `, or after `>` when no space follows.
-    static func quoteContent(_ line: SourceLine) -> Substring {
+    static func quoteContent(_ line: SourceLine) -> ArraySlice<UInt8> {
         line.dropping(bytes: line.starts(with: "> ") ? 2 : 1)
     }
 
-    static func isBlockIDByte(_ byte: UInt8) -> Bool {
+    private static func isBlockIDByte(_ byte: UInt8) -> Bool {
         switch byte {
         case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
              UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "-"): true
@@ -103,32 +147,31 @@ enum PassageMarkdown {
         }
     }
 
-    /// `> line` for each line of `text` (`>` for an empty one).
-    private static func appendQuote(_ text: String, to out: inout String) {
-        for line in text.utf8.split(separator: UInt8(ascii: "\n"), omittingEmptySubsequences: false) {
-            if line.isEmpty {
-                out += ">\n"
-            } else {
-                out += "> "
-                out += Substring(line)
-                out += "\n"
+    /// `> line` for each line of `text` (`>` for an empty one), ` ^id` ending the last.
+    private static func appendQuote(_ text: String, blockID: PassageID?, into out: inout TextBuffer) {
+        var text = text
+        text.withUTF8 { bytes in
+            var start = 0
+            while true {
+                let end = bytes[start...].firstIndex(of: UInt8(ascii: "\n")) ?? bytes.endIndex
+                let isLast = end == bytes.endIndex
+                if start == end && !(isLast && blockID != nil) {
+                    out.append(">")
+                } else {
+                    out.append("> ")
+                    out.append(bytes[start..<end])
+                }
+                if isLast {
+                    if let blockID {
+                        out.append(" ^")
+                        out.append(blockID.rawValue)
+                    }
+                    out.appendNewline()
+                    return
+                }
+                out.appendNewline()
+                start = end + 1
             }
         }
-    }
-}
-
-extension Substring {
-    /// The rest after `prefix`, compared byte for byte, or nil.
-    func dropping(prefix: String) -> Substring? {
-        guard utf8.starts(with: prefix.utf8) else { return nil }
-        return Substring(unicodeScalars.dropFirst(prefix.unicodeScalars.count))
-    }
-
-    /// Without spaces and tabs at either end.
-    func trimmingSpacesAndTabs() -> Substring {
-        let scalars = unicodeScalars
-        guard let first = scalars.firstIndex(where: { $0 != " " && $0 != "\t" }),
-              let last = scalars.lastIndex(where: { $0 != " " && $0 != "\t" }) else { return "" }
-        return Substring(scalars[first...last])
     }
 }

@@ -1,59 +1,54 @@
-/// A file's text as the parsers see it, cut into numbered lines.
+/// A file's text as the parsers see it: UTF-8 bytes cut into numbered lines.
 ///
 /// A UTF-8 byte-order mark is dropped and every `\r\n` or lone `\r` becomes `\n`, so CRLF files
-/// parse like LF files and line numbers match what an editor shows. All work happens on UTF-8
-/// bytes and Unicode-scalar indices — never on `Character`s — so that a combining mark right after
-/// `> ` or a prepended mark before ` ^id` cannot shift a boundary, and parsing stays linear.
+/// parse like LF files and line numbers match what an editor shows.
+///
+/// The parsers work on bytes, never on `Character`s: every boundary they cut at is an ASCII byte
+/// (`\n`, `> `, ` ^`), so a combining mark after `> ` or a prepended mark before ` ^id` cannot
+/// shift a cut, and a 500-passage book parses in a single cheap pass.
 struct SourceText {
-    /// The normalized text; every `SourceLine` indexes into it.
-    let text: String
+    let bytes: [UInt8]
     let lines: [SourceLine]
 
     init(_ raw: String) {
-        text = Self.normalized(raw)
-        lines = Self.lines(of: text)
+        bytes = Self.normalized(raw)
+        lines = Self.lines(of: bytes)
     }
 
     /// The exact text of the lines in `range` (indices into `lines`), line breaks included.
     func slice(lines range: Range<Int>) -> String {
         guard !range.isEmpty else { return "" }
-        let start = lines[range.lowerBound].text.startIndex
-        let end = range.upperBound < lines.count ? lines[range.upperBound].text.startIndex : text.endIndex
-        return String(text.unicodeScalars[start..<end])
+        let end = range.upperBound < lines.count ? lines[range.upperBound].bytes.startIndex : bytes.count
+        return String(decoding: bytes[lines[range.lowerBound].bytes.startIndex..<end], as: UTF8.self)
     }
 
-    private static func normalized(_ raw: String) -> String {
-        var text = Substring(raw)
-        if text.unicodeScalars.first == "\u{FEFF}" { text = Substring(text.unicodeScalars.dropFirst()) }
-        guard text.utf8.contains(UInt8(ascii: "\r")) else { return String(text) }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(text.utf8.count)
+    private static func normalized(_ raw: String) -> [UInt8] {
+        var bytes = Array(raw.utf8)
+        if bytes.starts(with: [0xEF, 0xBB, 0xBF]) { bytes.removeFirst(3) }
+        guard bytes.contains(UInt8(ascii: "\r")) else { return bytes }
+        var normalized: [UInt8] = []
+        normalized.reserveCapacity(bytes.count)
         var previousWasCR = false
-        for byte in text.utf8 {
+        for byte in bytes {
             if byte == UInt8(ascii: "\r") {
-                bytes.append(UInt8(ascii: "\n"))
+                normalized.append(UInt8(ascii: "\n"))
             } else if !(byte == UInt8(ascii: "\n") && previousWasCR) {
-                bytes.append(byte)
+                normalized.append(byte)
             }
             previousWasCR = byte == UInt8(ascii: "\r")
         }
-        return String(decoding: bytes, as: UTF8.self)
+        return normalized
     }
 
-    private static func lines(of text: String) -> [SourceLine] {
+    private static func lines(of bytes: [UInt8]) -> [SourceLine] {
         var lines: [SourceLine] = []
-        let utf8 = text.utf8
-        var start = utf8.startIndex
-        var index = start
-        while index != utf8.endIndex {
-            if utf8[index] == UInt8(ascii: "\n") {
-                lines.append(SourceLine(number: lines.count + 1, text: Substring(text.unicodeScalars[start..<index])))
-                start = utf8.index(after: index)
-            }
-            index = utf8.index(after: index)
+        var start = 0
+        for index in bytes.indices where bytes[index] == UInt8(ascii: "\n") {
+            lines.append(SourceLine(number: lines.count + 1, bytes: bytes[start..<index]))
+            start = index + 1
         }
-        if start != utf8.endIndex {
-            lines.append(SourceLine(number: lines.count + 1, text: Substring(text.unicodeScalars[start..<utf8.endIndex])))
+        if start < bytes.count {
+            lines.append(SourceLine(number: lines.count + 1, bytes: bytes[start...]))
         }
         return lines
     }
@@ -62,23 +57,53 @@ struct SourceText {
 /// One line without its `\n`, numbered from 1 in the whole file.
 struct SourceLine {
     let number: Int
-    let text: Substring
+    /// The line's bytes; their indices are offsets into `SourceText.bytes`.
+    let bytes: ArraySlice<UInt8>
+
+    var text: String { String(decoding: bytes, as: UTF8.self) }
 
     /// Empty or only spaces and tabs.
-    var isBlank: Bool { text.utf8.allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") } }
+    var isBlank: Bool { bytes.allSatisfy(\.isSpaceOrTab) }
+
+    var isEmpty: Bool { bytes.isEmpty }
 
     /// Whether the line starts with `prefix`, compared byte for byte.
-    func starts(with prefix: String) -> Bool { text.utf8.starts(with: prefix.utf8) }
+    func starts(with prefix: StaticString) -> Bool { bytes.starts(with: prefix) }
 
     /// The line is `marker` followed by nothing but spaces or tabs (`---`, `## Passages`).
-    func isMarker(_ marker: String) -> Bool {
-        starts(with: marker) && text.utf8.dropFirst(marker.utf8.count)
-            .allSatisfy { $0 == UInt8(ascii: " ") || $0 == UInt8(ascii: "\t") }
+    func isMarker(_ marker: StaticString) -> Bool {
+        starts(with: marker) && bytes.dropFirst(marker.utf8CodeUnitCount).allSatisfy(\.isSpaceOrTab)
     }
 
-    /// The text after the first `count` bytes, which must end on a scalar boundary (ASCII prefixes).
-    func dropping(bytes count: Int) -> Substring {
-        let index = text.utf8.index(text.startIndex, offsetBy: count)
-        return Substring(text.unicodeScalars[index...])
+    /// The bytes after the first `count`.
+    func dropping(bytes count: Int) -> ArraySlice<UInt8> { bytes.dropFirst(count) }
+}
+
+extension ArraySlice<UInt8> {
+    func starts(with prefix: StaticString) -> Bool {
+        prefix.withUTF8Buffer { prefixBytes in
+            guard count >= prefixBytes.count else { return false }
+            var index = startIndex
+            for byte in prefixBytes {
+                guard self[index] == byte else { return false }
+                index += 1
+            }
+            return true
+        }
     }
+
+    /// Without spaces and tabs at either end.
+    func trimmingSpacesAndTabs() -> ArraySlice<UInt8> {
+        guard let first = firstIndex(where: { !$0.isSpaceOrTab }), let last = lastIndex(where: { !$0.isSpaceOrTab }) else {
+            return self[endIndex...]
+        }
+        return self[first...last]
+    }
+
+    var string: String { String(decoding: self, as: UTF8.self) }
+}
+
+extension UInt8 {
+    var isSpaceOrTab: Bool { self == UInt8(ascii: " ") || self == UInt8(ascii: "\t") }
+    var isASCIIDigit: Bool { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(self) }
 }

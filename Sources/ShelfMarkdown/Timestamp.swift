@@ -8,14 +8,24 @@ import ShelfModel
 /// Hand-written arithmetic instead of `DateFormatter`: it is exact for years 1–9999, needs no
 /// locale or calendar object, and costs nothing on the parse path.
 enum Timestamp {
-    /// `2025-12-29T10:15:00Z`; sub-second parts are dropped.
+    /// `2025-12-29T10:15:00Z`; sub-second parts are dropped, and instants outside years 1–9999
+    /// (which no frontmatter date can name) are held to those bounds.
     static func format(_ date: Date) -> String {
-        let seconds = Int(date.timeIntervalSince1970.rounded(.down))
+        let interval = date.timeIntervalSince1970.rounded(.down)
+        let seconds = interval.isNaN ? 0 : Int(min(max(interval, -62_135_596_800), 253_402_300_799))
         let days = seconds.floorDivided(by: 86_400)
         let secondOfDay = seconds - days * 86_400
         let (year, month, day) = civilDate(daysSince1970: days)
-        return pad(year, 4) + "-" + pad(month, 2) + "-" + pad(day, 2) + "T"
-            + pad(secondOfDay / 3600, 2) + ":" + pad(secondOfDay / 60 % 60, 2) + ":" + pad(secondOfDay % 60, 2) + "Z"
+        var text = TextBuffer(capacity: 20)
+        text.appendDate(year: year, month: month, day: day)
+        text.append("T")
+        text.append(secondOfDay / 3600, digits: 2)
+        text.append(":")
+        text.append(secondOfDay / 60 % 60, digits: 2)
+        text.append(":")
+        text.append(secondOfDay % 60, digits: 2)
+        text.append("Z")
+        return text.string
     }
 
     /// The instant `text` names, truncated to whole seconds; nil when it is not a date or date-time.
@@ -25,6 +35,20 @@ enum Timestamp {
         let days = daysSince1970(year: parts.date.year, month: parts.date.month, day: parts.date.day)
         let seconds = days * 86_400 + parts.secondOfDay - parts.offsetSeconds
         return Date(timeIntervalSince1970: TimeInterval(seconds))
+    }
+
+    /// `2025-12-29`: `CalendarDate.isoString` without the cost of `String(format:)`, which
+    /// dominates rendering a book with hundreds of dated passages.
+    static func day(_ date: CalendarDate) -> String {
+        var text = TextBuffer(capacity: 10)
+        text.append(date)
+        return text.string
+    }
+
+    /// The day `text` names: `YYYY-MM-DD`, possibly followed by a time, read without Foundation;
+    /// other spellings `CalendarDate(parsing:)` accepts (`2025/12/29`, `2025-1-5`) as a fallback.
+    static func calendarDate(_ text: String) -> CalendarDate? {
+        Parts(text)?.date ?? CalendarDate(parsing: text)
     }
 
     /// The day of a date, or of a date-time at exactly midnight in UTC, else nil.
@@ -99,11 +123,6 @@ enum Timestamp {
         let month = monthIndex < 10 ? monthIndex + 3 : monthIndex - 9
         let year = yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
         return (year, month, day)
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 }
 

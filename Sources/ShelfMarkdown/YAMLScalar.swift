@@ -81,6 +81,8 @@ enum YAMLScalar {
         guard let first = bytes.first, let last = bytes.last else { return true }
         if first == UInt8(ascii: " ") || last == UInt8(ascii: " ") || last == UInt8(ascii: ":") { return true }
         if indicatorBytes.contains(first) { return true }
+        // `...` at the start of a line ends the YAML document (a key sits at the line start).
+        if bytes.starts(with: "...".utf8) { return true }
         if mayReadAsNonString(text) { return true }
         var previous: UInt8 = 0
         for byte in bytes {

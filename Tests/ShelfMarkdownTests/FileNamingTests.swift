@@ -30,6 +30,8 @@ import Testing
         #expect(name.hasSuffix(".md"))
         #expect(name.dropLast(3).allSatisfy { $0 == Character(family) })
         #expect(name.dropLast(3).count == 252 / family.utf8.count)
+        let oneHugeCharacter = "e" + String(repeating: "\u{301}", count: 200)
+        #expect(FileNaming.fileName(for: book(oneHugeCharacter)) == "Untitled.md")
     }
 
     @Test func uniquedAddsTheFirstFreeNumber() {

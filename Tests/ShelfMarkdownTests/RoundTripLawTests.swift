@@ -9,7 +9,7 @@ import Yams
 /// byte; and what Shelf writes is plain YAML any reader types as intended.
 @Suite struct RoundTripLawTests {
     @Test func everyRecordSurvivesRenderThenParse() async {
-        await propertyCheck(count: 400, input: RecordGen.item) { item in
+        await propertyCheck(count: 1000, input: RecordGen.item) { item in
             let text = MarkdownCodec.render(item)
             let parsed = MarkdownCodec.parse(text, kind: item.kind, fileTitle: nil)
             guard case .success(let result) = parsed else {
@@ -24,7 +24,7 @@ import Yams
     }
 
     @Test func canonicalFilesRenderBackByteForByte() async {
-        await propertyCheck(count: 400, input: RecordGen.item) { item in
+        await propertyCheck(count: 1000, input: RecordGen.item) { item in
             let canonical = MarkdownCodec.render(item)
             guard case .success(let parsed) = MarkdownCodec.parse(canonical, kind: item.kind, fileTitle: "Other") else {
                 Issue.record("canonical file did not parse:\n\(canonical)")
@@ -44,7 +44,7 @@ import Yams
     }
 
     @Test func renderedFrontmatterIsAPlainYAMLMappingWithTheExpectedTypes() async throws {
-        await propertyCheck(count: 300, input: RecordGen.item) { item in
+        await propertyCheck(count: 1000, input: RecordGen.item) { item in
             let text = MarkdownCodec.render(item)
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
             guard lines.first == "---", let closing = lines.dropFirst().firstIndex(of: "---") else {
