@@ -22,6 +22,9 @@ import ShelfStore
             #expect(try mount.sh("cat '\(note.path)'") == note.content)
             #expect(try mount.sh("grep -rl 'mind-killer' .").contains(book.path))
             #expect(try mount.sh("find . -name '*.md' | sort").split(separator: "\n").count == 2)
+            #expect(try mount.sh("flock '\(book.path)' -c 'echo locked'") == "locked\n")
+            let free = try mount.sh("stat -f -c %a .").trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(Int(free) ?? 0 > 0, "statfs reports the library disk's free blocks")
         }
     }
 

@@ -99,15 +99,21 @@ import ShelfStore
     @Test func newFilesBecomeItems() throws {
         let library = try TestLibrary()
         try library.withMount { mount in
-            try mount.sh("printf 'Hello.\\n' > Notes/Fresh.md && mkdir -p 'Books/Shelf 1' && printf -- '---\\ntitle: Emma\\nauthor: Jane Austen\\n---\\n' > 'Books/Shelf 1/Emma.md'")
+            // The shell's `>` closes the new file once before writing: the empty note is saved
+            // first, then the text into that same item, byte for byte.
+            try mount.sh("printf 'Hello.\\n' > Notes/Fresh.md")
             let note = try #require(try library.store.record(atPath: "Notes/Fresh.md"))
             #expect(note.item.title == "Fresh")
+            #expect(note.content == "Hello.\n")
+            // One write and close: a new book, its file given the `id:` it lacked.
+            try mount.sh("mkdir -p 'Books/Shelf 1'")
+            let result = try mount.run("python3", ["-c", "open('Books/Shelf 1/Emma.md', 'w').write('---\\ntitle: Emma\\nauthor: Jane Austen\\n---\\n')"])
+            #expect(result.succeeded, "\(result)")
             let book = try #require(try library.store.record(atPath: "Books/Shelf 1/Emma.md"))
             #expect(book.item.title == "Emma")
             #expect(book.draftDiagnostics == nil)
-            // The file now carries its id, and reads back as stored.
-            #expect(try mount.text("Books/Shelf 1/Emma.md") == book.content)
             #expect(book.content.contains("id: \(book.item.id)"))
+            #expect(try mount.text("Books/Shelf 1/Emma.md") == book.content)
         }
     }
 

@@ -1,0 +1,157 @@
+import Foundation
+import Glibc
+import Testing
+import FuseKit
+import ShelfModel
+import ShelfStore
+@testable import ShelfFS
+
+/// The filesystem driven directly, without a kernel: names, the rename table and commits.
+@Suite struct DispatchTests {
+    let library: TestLibrary
+    let fs: ShelfFileSystem
+
+    init() throws {
+        library = try TestLibrary()
+        try library.addBook()
+        try library.addNote()
+        fs = try ShelfFileSystem(store: library.store)
+    }
+
+    private var root: UInt64 { InodeTable.rootInode }
+
+    private func folder(_ path: String) throws -> UInt64 {
+        var inode = root
+        for name in path.split(separator: "/") {
+            inode = try fs.lookup(parent: inode, name: String(name)).attributes.inode.rawValue
+        }
+        return inode
+    }
+
+    /// Creates `name` in `folder` with `text`, closes it, and returns its inode.
+    @discardableResult
+    private func writeFile(_ folder: String, _ name: String, _ text: String) throws -> UInt64 {
+        let created = try fs.create(parent: try self.folder(folder), name: name, mode: 0o644,
+                                    flags: OpenFlags(rawValue: O_WRONLY | O_CREAT | O_TRUNC))
+        _ = try fs.write(handle: created.file.handle, offset: 0, data: Array(text.utf8))
+        try fs.flush(handle: created.file.handle)
+        try fs.release(handle: created.file.handle)
+        return created.entry.attributes.inode.rawValue
+    }
+
+    private func readFile(_ inode: UInt64) throws -> String {
+        let opened = try fs.open(inode, flags: OpenFlags(rawValue: O_RDONLY))
+        defer { try? fs.release(handle: opened.handle) }
+        return String(decoding: try fs.read(handle: opened.handle, offset: 0, size: 1 << 20), as: UTF8.self)
+    }
+
+    @Test func listingMergesItemsPlainFilesAndStatus() throws {
+        _ = try writeFile("Notes", "picture.png", "png")
+        let names = try fs.list(root).map(\.name)
+        #expect(names == [".shelf", "Books", "Notes"])
+        #expect(try fs.list(try folder("Notes")).map(\.name) == ["Plan.md", "picture.png"])
+        #expect(try fs.list(try folder(".shelf")).map(\.name) == StatusFolder.fileNames)
+        #expect(try fs.lookup(parent: root, name: "missing").isNegative)
+    }
+
+    @Test func statSizeIsTheStoredSizeWithoutReading() throws {
+        let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        let entry = try fs.lookup(parent: try folder("Notes"), name: "Plan.md")
+        #expect(entry.attributes.size == UInt64(record.content.utf8.count))
+        #expect(entry.attributes.modificationTime == FileTime(record.modified))
+        #expect(try readFile(entry.attributes.inode.rawValue) == record.content)
+    }
+
+    @Test func eachOpenReadsOneVersion() throws {
+        let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        let inode = try fs.lookup(parent: try folder("Notes"), name: "Plan.md").attributes.inode.rawValue
+        let first = try fs.open(inode, flags: OpenFlags(rawValue: O_RDONLY))
+        guard case .note(var note) = record.item else { return }
+        note.content = "Changed elsewhere.\n"
+        try library.store.update(.note(note))
+        #expect(String(decoding: try fs.read(handle: first.handle, offset: 0, size: 4096), as: UTF8.self) == record.content)
+        let second = try fs.open(inode, flags: OpenFlags(rawValue: O_RDONLY))
+        #expect(!second.keepCache, "the version changed since the kernel cached it")
+        #expect(String(decoding: try fs.read(handle: second.handle, offset: 0, size: 4096), as: UTF8.self).contains("Changed elsewhere."))
+        let third = try fs.open(inode, flags: OpenFlags(rawValue: O_RDONLY))
+        #expect(third.keepCache, "unchanged since the last open")
+    }
+
+    @Test func tempFileRenamedOverAnItemIsAnAtomicSave() throws {
+        let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        let text = record.content.replacingOccurrences(of: "Read more.", with: "Read less.")
+        let notes = try folder("Notes")
+        try writeFile("Notes", "sedX1b2c3", text)
+        try fs.rename(parent: notes, name: "sedX1b2c3", newParent: notes, newName: "Plan.md", flags: [])
+        let saved = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        #expect(saved.item.id == record.item.id)
+        #expect(saved.content == text)
+        #expect(try fs.list(notes).map(\.name) == ["Plan.md"])
+    }
+
+    @Test func itemToBackupNameLeavesAndComesBackWithItsID() throws {
+        let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        let notes = try folder("Notes")
+        try fs.rename(parent: notes, name: "Plan.md", newParent: notes, newName: "Plan.md~", flags: [])
+        #expect(try library.store.trashedItems().map(\.id) == [record.item.id])
+        let backup = try fs.lookup(parent: notes, name: "Plan.md~").attributes.inode.rawValue
+        #expect(try readFile(backup) == record.content)
+        // vim: write the new file with the same text, then delete the backup.
+        try writeFile("Notes", "Plan.md", record.content)
+        try fs.unlink(parent: notes, name: "Plan.md~")
+        let back = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        #expect(back.item.id == record.item.id)
+        #expect(back.version > record.version)
+        #expect(try library.store.trashedItems().isEmpty)
+        #expect(try fs.list(notes).map(\.name) == ["Plan.md"])
+    }
+
+    @Test func aCopyOfALiveItemIsANewItem() throws {
+        let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        try writeFile("Notes", "Copy.md", record.content)
+        let copy = try #require(try library.store.record(atPath: "Notes/Copy.md"))
+        #expect(copy.item.id != record.item.id)
+        #expect(try library.store.record(id: record.item.id)?.path == "Notes/Plan.md")
+    }
+
+    @Test func invalidSaveBecomesADraft() throws {
+        let book = try #require(try library.store.summaries(kind: .book).first)
+        let inode = try fs.lookup(parent: try folder("Books"), name: MountPath(book.path).name).attributes.inode.rawValue
+        let opened = try fs.open(inode, flags: OpenFlags(rawValue: O_WRONLY | O_TRUNC))
+        let invalid = "---\nid: \(book.id)\ntitle: Dune\ncurrent_page: many\n---\n"
+        _ = try fs.write(handle: opened.handle, offset: 0, data: Array(invalid.utf8))
+        try fs.flush(handle: opened.handle)
+        let stored = try #require(try library.store.record(id: book.id))
+        #expect(stored.content == invalid)
+        #expect(stored.draftDiagnostics?.isEmpty == false)
+        let error = String(decoding: try fs.extendedAttribute(inode, name: "user.shelf.error"), as: UTF8.self)
+        #expect(error.contains("current_page"))
+        let report = String(decoding: try fs.statusFolder.content(of: "errors.txt"), as: UTF8.self)
+        #expect(report.hasPrefix(book.path + "\n  line 4:"))
+    }
+
+    @Test func foldersMoveTheirItemsAndKindsDoNotMix() throws {
+        let notes = try folder("Notes")
+        _ = try fs.makeDirectory(parent: notes, name: "Shelf", mode: 0o755)
+        try fs.rename(parent: notes, name: "Plan.md", newParent: try folder("Notes/Shelf"), newName: "Plan.md", flags: [])
+        try fs.rename(parent: notes, name: "Shelf", newParent: notes, newName: "Archive", flags: [])
+        #expect(try library.store.summaries(kind: .note).map(\.path) == ["Notes/Archive/Plan.md"])
+        #expect(throws: Errno(ENOTEMPTY)) { try fs.removeDirectory(parent: notes, name: "Archive") }
+        #expect(throws: Errno(EXDEV)) {
+            try fs.rename(parent: try folder("Notes/Archive"), name: "Plan.md", newParent: try folder("Books"),
+                          newName: "Plan.md", flags: [])
+        }
+        #expect(throws: Errno(EACCES)) { try fs.unlink(parent: try folder(".shelf"), name: "errors.txt") }
+    }
+
+    @Test func changesFromOutsideReachTheIndex() throws {
+        let follower = ChangeFollower(fileSystem: fs, after: fs.loadedSequence)
+        let other = try library.reopened()
+        let added = try other.insert(.note(Note(title: "Elsewhere")))
+        #expect(try follower.poll() == 1)
+        #expect(fs.resolve(MountPath(added.path)) == .item(added.item.id))
+        try other.write { try $0.trash(id: added.item.id) }
+        try follower.poll()
+        #expect(fs.resolve(MountPath(added.path)) == nil)
+    }
+}
