@@ -73,14 +73,35 @@ struct ItemCommitter: Sendable {
         return Outcome(record: record, showsWrittenBytes: Array(record.content.utf8) == bytes)
     }
 
-    /// An editor's save is the newest word on the item: when the store moved on since the file
-    /// was opened (the CLI or another mount wrote meanwhile), the save still lands, on top.
+    /// An editor's save is the newest word on the item. When the store moved on since the file
+    /// was opened (the CLI or another mount wrote meanwhile), the save still lands, and the
+    /// version it replaces is kept beside it as `Title (conflict YYYY-MM-DD HHMMSS host).md`
+    /// — never silently overwritten, never a conflict copy of a conflict copy.
     private static func update(_ item: Item, basedOn base: Int64?, sourceText: String?,
                                with writer: StoreWriter) throws -> ItemRecord {
         do {
             return try writer.update(item, basedOn: base, sourceText: sourceText)
         } catch StoreError.versionConflict {
+            if let other = try writer.record(id: item.id), !other.path.contains(" (conflict ") {
+                var copy = other.item
+                copy.id = .generate()
+                _ = try writer.insert(copy, path: conflictPath(for: MountPath(other.path), with: writer),
+                                      sourceText: nil)
+            }
             return try writer.update(item, basedOn: nil, sourceText: sourceText)
         }
+    }
+
+    private static func conflictPath(for path: MountPath, with writer: StoreWriter) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HHmmss"
+        let stem = path.name.dropLast(3)
+        let name = "\(stem) (conflict \(formatter.string(from: Date())) \(ProcessInfo.processInfo.hostName)).md"
+        let unique = FileNaming.uniqued(name) { candidate in
+            (try? writer.record(atPath: path.parent.appending(candidate).rawValue)) != nil
+        }
+        return path.parent.appending(unique).rawValue
     }
 }

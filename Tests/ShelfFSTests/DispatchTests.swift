@@ -106,6 +106,22 @@ import ShelfStore
         #expect(try fs.list(notes).map(\.name) == ["Plan.md"])
     }
 
+    @Test func aSaveOverAChangeFromElsewhereKeepsBothSides() throws {
+        let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        let inode = try fs.lookup(parent: try folder("Notes"), name: "Plan.md").attributes.inode.rawValue
+        let opened = try fs.open(inode, flags: OpenFlags(rawValue: O_WRONLY | O_APPEND))
+        guard case .note(var elsewhere) = record.item else { return }
+        elsewhere.content = "Changed by the CLI.\n"
+        try library.reopened().update(.note(elsewhere))
+        _ = try fs.write(handle: opened.handle, offset: 0, data: Array("Appended.\n".utf8))
+        try fs.release(handle: opened.handle)
+        let saved = try #require(try library.store.record(id: record.item.id))
+        #expect(saved.content == record.content + "Appended.\n")
+        let copy = try #require(try library.store.summaries(kind: .note).first { $0.path.contains("(conflict ") })
+        guard case .note(let kept) = try #require(try library.store.record(id: copy.id)).item else { return }
+        #expect(kept.content == "Changed by the CLI.\n")
+    }
+
     @Test func aCopyOfALiveItemIsANewItem() throws {
         let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         try writeFile("Notes", "Copy.md", record.content)
