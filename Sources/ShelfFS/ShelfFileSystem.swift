@@ -255,8 +255,9 @@ final class ShelfFileSystem: Sendable {
             }
             return OpenedFile(handle: openFiles.add(.item(open)), keepCache: keepCache)
         case .newItemFile:
+            // Dirty from the start, so even an empty new file is saved when it is closed.
             let open = ItemOpenFile(inode: inode, bytes: [], baseVersion: nil, writable: flags.isWritable,
-                                    appends: flags.appends, dirty: flags.isWritable)
+                                    appends: flags.appends, dirty: true)
             return OpenedFile(handle: openFiles.add(.item(open)))
         }
     }
@@ -287,19 +288,27 @@ final class ShelfFileSystem: Sendable {
             let count = data.withUnsafeBytes { pwrite(open.descriptor, $0.baseAddress, data.count, off_t(offset)) }
             guard count >= 0 else { throw Errno.current }
             return count
-        case .status:
-            throw Errno(EBADF)
-        case nil:
+        case .status, nil:
             throw Errno(EBADF)
         }
     }
 
-    /// Saves the open's unsaved writes (`close`, `fsync`): a valid text updates the item, an
-    /// invalid one is kept as its draft. Either way the save succeeds and is durable on return.
+    /// `close`: saves the open's unsaved writes — a valid text updates the item, an invalid one
+    /// is kept as its draft; either way the save succeeds and is durable (committed to SQLite)
+    /// on return. Plain files need nothing: their writes are already in the real file.
     func flush(handle: UInt64) throws {
         switch openFiles.file(handle) {
         case .item(let open): try commit(open)
-        case .plain(let open): guard fsync(open.descriptor) == 0 || errno == EINVAL else { throw Errno.current }
+        case .plain, .status: return
+        case nil: throw Errno(EBADF)
+        }
+    }
+
+    /// `fsync`: item saves are durable once committed; plain files are synced to their disk.
+    func sync(handle: UInt64) throws {
+        switch openFiles.file(handle) {
+        case .item(let open): try commit(open)
+        case .plain(let open): guard fsync(open.descriptor) == 0 else { throw Errno.current }
         case .status: return
         case nil: throw Errno(EBADF)
         }
@@ -328,7 +337,8 @@ final class ShelfFileSystem: Sendable {
                     inodes.rekey(open.inode, to: .item(outcome.record.item.id))
                     return saved(outcome, inode: open.inode)
                 case .plain(let path):
-                    // The item was renamed to a plain name while open: its writes follow it.
+                    // The item was renamed to a plain name while open: its writes follow it
+                    // there, and the open keeps its base version (there is no record to bump).
                     try plain.writeAtomically(bytes, to: path)
                     return baseVersion ?? 0
                 case .status, nil:

@@ -115,7 +115,7 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func fsync(_ request: Request, inode: Inode, handle: UInt64, dataOnly: Bool, reply: EmptyReply) {
-        reply.respond { try fileSystem.flush(handle: handle) }
+        reply.respond { try fileSystem.sync(handle: handle) }
     }
 
     public func release(_ request: Request, inode: Inode, handle: UInt64, flags: OpenFlags, reply: EmptyReply) {
@@ -191,10 +191,13 @@ public final class ShelfFuseOperations: FuseOperations {
         reply.respond { try fileSystem.removeExtendedAttribute(inode.rawValue, name: name) }
     }
 
-    /// The snapshot's entries after `offset`, each with its position.
-    private func listed(_ handle: UInt64, from offset: Int64) throws -> ArraySlice<(Int64, ShelfFileSystem.Listed)> {
+    /// The snapshot's entries after `offset` (the position of the next entry), with their positions.
+    private func listed(_ handle: UInt64, from offset: Int64) throws -> [(Int64, ShelfFileSystem.Listed)] {
         guard let listed = listings.withLock({ $0.open[handle] }) else { throw Errno.badHandle }
-        let numbered = listed.enumerated().map { (Int64($0.offset), $0.element) }
-        return numbered.dropFirst(Int(offset))
+        let start = min(Int(offset), listed.count)
+        return listed.indices[start...].lazy.map { (Int64($0), listed[$0]) }.prefix(Self.batchLimit).map { $0 }
     }
+
+    /// More entries than any kernel buffer holds, so a batch never walks the whole snapshot.
+    private static let batchLimit = 4096
 }
