@@ -18,8 +18,8 @@ public struct Request: Sendable, Hashable {
     public var uid: UInt32
     public var gid: UInt32
     public var pid: Int32
-    /// The caller's umask; already applied by the kernel to `mode` in create/mkdir/mknod
-    /// unless the mount lacks POSIX ACL support, in which case it is reported here.
+    /// The caller's umask, for information: the kernel has already applied it to the `mode`
+    /// of create, mkdir and mknod.
     public var umask: UInt32
 
     public init(uid: UInt32, gid: UInt32, pid: Int32, umask: UInt32 = 0o022) {

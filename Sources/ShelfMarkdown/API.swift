@@ -20,6 +20,13 @@ public struct ParseFailure: Error, Hashable, Sendable, CustomStringConvertible {
     public var description: String { diagnostics.map(\.description).joined(separator: "\n") }
 }
 
+extension ParseFailure {
+    /// A failure listing `diagnostics` from the top of the file down, whichever part found them.
+    init(inFileOrder diagnostics: [Diagnostic]) {
+        self.init(diagnostics: diagnostics.sorted { $0.line < $1.line })
+    }
+}
+
 /// A parsed file.
 public struct ParsedItem: Hashable, Sendable {
     /// The record. When the file declared no `id:`, `item.id` is a fresh one and the caller
@@ -54,8 +61,8 @@ public struct ParsedItem: Hashable, Sendable {
 ///   page is 0 or more; a location is one non-empty line without spaces or tabs at its ends.
 /// - `current_page`/`total_pages` are 0 or more; `rating` is within 0.5…5; note dates are whole
 ///   seconds in years 1–9999; an item id is not empty.
-/// - Extra property names are at most 150 Unicode scalars, unique (also within nested mappings), and
-///   not one of the kind's own keys; their doubles are not NaN.
+/// - Extra property names are at most 150 Unicode scalars, unique as Swift compares strings (also
+///   within nested mappings), and not one of the kind's own keys; their doubles are not NaN.
 public enum MarkdownCodec {
     /// The canonical file text of `item` (frontmatter as Obsidian's Properties panel writes it,
     /// then the body). Deterministic: the same record always renders the same bytes.

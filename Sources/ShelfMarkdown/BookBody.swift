@@ -15,6 +15,9 @@ import ShelfModel
 /// <appendix>               ← verbatim, from its `## ` heading to the end of the file
 /// ```
 ///
+/// The heading is generated from `title:`; its text is read only when the frontmatter has no
+/// title (an edit to the heading alone does not rename the book).
+///
 /// Parsing is a single pass over the lines. It accepts more than it writes: blank lines before
 /// the title, a body without a title heading (all of it is then the introduction), any number of
 /// blank lines between passage blocks and between a quote and its fields, fields in any order,
@@ -245,6 +248,8 @@ private struct PassageDraft {
             }
             dateAdded = day
         }
+        // A passage without a block id gets its fresh id from `PassageSectionParser.finish()`,
+        // once every declared id is known and none can be taken twice.
         let passage = Passage(id: blockID ?? PassageID(""), page: page, location: location, text: text,
                               note: value(of: .note), aiSummary: value(of: .aiSummary), dateAdded: dateAdded)
         return .success((passage, blockID != nil))

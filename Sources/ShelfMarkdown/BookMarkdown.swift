@@ -48,7 +48,7 @@ enum BookMarkdown {
         var diagnostics = fields.diagnostics
         if case .failure(let failure) = body { diagnostics += failure.diagnostics }
         guard diagnostics.isEmpty, case .success(let content) = body else {
-            return .failure(ParseFailure(diagnostics: diagnostics.sorted { $0.line < $1.line }))
+            return .failure(ParseFailure(inFileOrder: diagnostics))
         }
         guard let bookTitle = title ?? content.headingTitle ?? fileTitle else {
             return .failure(ParseFailure(diagnostics: [Diagnostic(

@@ -27,7 +27,7 @@ enum NoteMarkdown {
         let tags = fields.texts("tags")
         let extras = fields.extraProperties()
         guard fields.diagnostics.isEmpty else {
-            return .failure(ParseFailure(diagnostics: fields.diagnostics.sorted { $0.line < $1.line }))
+            return .failure(ParseFailure(inFileOrder: fields.diagnostics))
         }
         guard let noteTitle = title ?? fileTitle else {
             return .failure(ParseFailure(diagnostics: [Diagnostic(

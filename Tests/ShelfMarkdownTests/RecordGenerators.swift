@@ -138,9 +138,14 @@ enum RecordGen {
         "12:30", "2025-12-29", "2025-12-29T00:00:00", ".inf", "<<", "=", "Dune", "word", "a b", "Ümlaut", "e\u{301}",
     ]
 
+    /// Lines that mean something to the frontmatter splitter or the book body parser.
+    static let wholeLines = ["---", "...", "### Page 1", "### Chapter 2", "> quoted", ">", "## Heading", "# Title",
+                             "**Note**: x", "**Added**:", "- item", "id: 1", "", " ", "\t"]
+
     /// One line of text (no `\n`, no `\r`), possibly empty.
     static func line<R: RandomNumberGenerator>(_ rng: inout R) -> String {
         if maybe(&rng, 0.03) { return String(repeating: "long ", count: Int.random(in: 200...2000, using: &rng)) }
+        if maybe(&rng, 0.1) { return pick(wholeLines, &rng) }
         var out = ""
         for _ in 0..<Int.random(in: 0...6, using: &rng) {
             out += maybe(&rng, 0.7) ? pick(hostilePieces, &rng) : String(Character(randomScalar(&rng)))
