@@ -82,10 +82,22 @@ final class ItemOpenFile: Sendable {
 final class PlainOpenFile: Sendable {
     let inode: UInt64
     let descriptor: Int32
+    /// Written to since it was opened, or since the file became an item by a rename.
+    private let written = Mutex(false)
 
     init(inode: UInt64, descriptor: Int32) {
         self.inode = inode
         self.descriptor = descriptor
+    }
+
+    func noteWrite() { written.withLock { $0 = true } }
+
+    /// Whether it was written to since the last call.
+    func takeWritten() -> Bool {
+        written.withLock { written in
+            defer { written = false }
+            return written
+        }
     }
 
     deinit { close(descriptor) }
@@ -130,6 +142,16 @@ final class OpenFileTable: Sendable {
         state.withLock { state in
             state.files.values.compactMap { file in
                 if case .item(let open) = file, open.inode == inode { return open }
+                return nil
+            }
+        }
+    }
+
+    /// The plain opens of `inode`.
+    func plainFiles(of inode: UInt64) -> [PlainOpenFile] {
+        state.withLock { state in
+            state.files.values.compactMap { file in
+                if case .plain(let open) = file, open.inode == inode { return open }
                 return nil
             }
         }

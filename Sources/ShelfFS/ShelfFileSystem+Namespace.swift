@@ -212,6 +212,8 @@ extension ShelfFileSystem {
         try plain.unlink(from)
         index.put(ItemSummary(outcome.record))
         if let inode = inodes.existingInode(for: .plain(from)) {
+            // Writes so far are in this save; only later ones are saved again at close.
+            for open in openFiles.plainFiles(of: inode) { _ = open.takeWritten() }
             inodes.rekey(inode, to: .item(outcome.record.item.id))
             cachedVersions.withLock { $0[inode] = nil }
             if !outcome.showsWrittenBytes { invalidate(.content(Inode(inode))) }

@@ -189,6 +189,8 @@ final class ShelfFileSystem: Sendable {
     struct Listed: Equatable {
         var name: String
         var key: NodeKey
+
+        var isDotEntry: Bool { name == "." || name == ".." }
     }
 
     /// The folder's names, sorted: real entries of the plain-file area (minus anything shadowed
@@ -216,6 +218,14 @@ final class ShelfFileSystem: Sendable {
         }
         if folder.isRoot { listed.append(Listed(name: MountPath.statusFolder.rawValue, key: .status(name: ""))) }
         return listed.sorted { $0.name < $1.name }
+    }
+
+    /// `.` and `..` of a folder, which start every kernel listing (and, unlike other names,
+    /// give the kernel no lookup count in `readdirplus`).
+    func dotEntries(of inode: UInt64) throws -> [Listed] {
+        let folder = try folderPath(inode)
+        let parent: NodeKey = folder == .statusFolder ? .plain(.root) : .plain(folder.parent)
+        return [Listed(name: ".", key: inodes.key(of: inode) ?? .plain(folder)), Listed(name: "..", key: parent)]
     }
 
     /// The kind a listed name shows in a plain `readdir`.
@@ -287,6 +297,7 @@ final class ShelfFileSystem: Sendable {
         case .plain(let open):
             let count = data.withUnsafeBytes { pwrite(open.descriptor, $0.baseAddress, data.count, off_t(offset)) }
             guard count >= 0 else { throw Errno.current }
+            open.noteWrite()
             return count
         case .status, nil:
             throw Errno(EBADF)
@@ -299,7 +310,8 @@ final class ShelfFileSystem: Sendable {
     func flush(handle: UInt64) throws {
         switch openFiles.file(handle) {
         case .item(let open): try commit(open)
-        case .plain, .status: return
+        case .plain(let open): try commitWritesAfterAdoption(open)
+        case .status: return
         case nil: throw Errno(EBADF)
         }
     }
@@ -308,7 +320,9 @@ final class ShelfFileSystem: Sendable {
     func sync(handle: UInt64) throws {
         switch openFiles.file(handle) {
         case .item(let open): try commit(open)
-        case .plain(let open): guard fsync(open.descriptor) == 0 else { throw Errno.current }
+        case .plain(let open):
+            try commitWritesAfterAdoption(open)
+            guard fsync(open.descriptor) == 0 else { throw Errno.current }
         case .status: return
         case nil: throw Errno(EBADF)
         }
@@ -317,6 +331,17 @@ final class ShelfFileSystem: Sendable {
     func release(handle: UInt64) throws {
         defer { openFiles.remove(handle) }
         if case .item(let open) = openFiles.file(handle) { try commit(open) }
+    }
+
+    /// A temp file renamed onto an item while still open may be written after the rename: those
+    /// writes went to the (now unlinked) temp file, so at close its content is saved into the
+    /// item it became. Needs a readable descriptor (`mkstemp` and editors open read-write).
+    private func commitWritesAfterAdoption(_ open: PlainOpenFile) throws {
+        guard case .item(let id) = inodes.key(of: open.inode), open.takeWritten(),
+              let bytes = try? PlainFileArea.readAll(fd: open.descriptor),
+              let path = path(of: .item(id)) else { return }
+        let outcome = try committer.commit(bytes, at: path, into: .existing(id, basedOn: nil))
+        _ = saved(outcome, inode: open.inode)
     }
 
     /// Commits `open`'s unsaved bytes into whatever its inode stands for now.

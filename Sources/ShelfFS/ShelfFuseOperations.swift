@@ -124,7 +124,7 @@ public final class ShelfFuseOperations: FuseOperations {
 
     public func opendir(_ request: Request, inode: Inode, flags: OpenFlags, reply: OpenReply) {
         reply.respond {
-            let listed = try fileSystem.list(inode.rawValue)
+            let listed = try fileSystem.dotEntries(of: inode.rawValue) + fileSystem.list(inode.rawValue)
             let handle = listings.withLock { listings in
                 defer { listings.next += 1 }
                 listings.open[listings.next] = listed
@@ -155,7 +155,7 @@ public final class ShelfFuseOperations: FuseOperations {
                 // A name that vanished since opendir is skipped, as a real folder would.
                 guard let entry = try? fileSystem.entry(for: listed.key, counting: false) else { continue }
                 guard batch.add(name: listed.name, entry: entry, nextOffset: position + 1) else { break }
-                fileSystem.inodes.countLookup(entry.attributes.inode.rawValue)
+                if !listed.isDotEntry { fileSystem.inodes.countLookup(entry.attributes.inode.rawValue) }
             }
             return batch
         }

@@ -61,6 +61,42 @@ import ShelfStore
         }
     }
 
+    @Test func tempFileWrittenAfterItsRenameSavesAtClose() throws {
+        let library = try TestLibrary()
+        let note = try library.addNote()
+        try library.withMount { mount in
+            let script = """
+            import os, sys
+            path = sys.argv[1]
+            text = open(path).read()
+            fd, temp = __import__("tempfile").mkstemp(dir=os.path.dirname(path))
+            os.write(fd, text.encode())
+            os.replace(temp, path)
+            os.write(fd, b"Written after the rename.\\n")
+            os.close(fd)
+            """
+            let result = try mount.run("python3", ["-c", script, note.path])
+            #expect(result.succeeded, "\(result)")
+            let stored = try #require(try library.store.record(id: note.item.id))
+            #expect(stored.content == note.content + "Written after the rename.\n")
+            #expect(try mount.text(note.path) == stored.content)
+            let listing = try mount.sh("ls -a Notes")
+            #expect(listing == ".\n..\nPlan.md\n", "\(listing)")
+        }
+    }
+
+    @Test func plainFilesKeepTheirBytesAndAttributes() throws {
+        let library = try TestLibrary()
+        try library.withMount { mount in
+            try mount.sh("mkdir -p .obsidian && printf '{}' > .obsidian/app.json && setfattr -n user.color -v blue .obsidian/app.json")
+            try mount.sh("ln -s 'me@host.42' 'Notes/.#Plan.md'")
+            #expect(try mount.sh("getfattr --only-values -n user.color .obsidian/app.json") == "blue")
+            #expect(try mount.sh("readlink 'Notes/.#Plan.md'") == "me@host.42\n")
+            let real = library.store.plainFilesFolder.appendingPathComponent(".obsidian/app.json")
+            #expect(try String(contentsOf: real, encoding: .utf8) == "{}")
+        }
+    }
+
     @Test func appendToNoteKeepsBytes() throws {
         let library = try TestLibrary()
         let note = try library.addNote()
