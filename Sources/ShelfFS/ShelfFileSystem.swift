@@ -11,7 +11,7 @@ import ShelfStore
 /// stored verbatim in the plain-file area, and the `/.shelf/` status folder.
 ///
 /// Every operation is a synchronous method that throws an ``Errno``-convertible error, so the
-/// dispatch tests drive it without a kernel; ``FuseBridge`` forwards the kernel's requests here.
+/// dispatch tests drive it without a kernel; ``ShelfFuseOperations`` forwards the kernel's requests here.
 ///
 /// ## Kernel caching
 /// Entries and attributes of items and folders are cached for a minute: changes that do not
@@ -20,10 +20,16 @@ import ShelfStore
 ///
 /// ## Parallelism and locks
 /// Each piece of state has its own short lock (item index, inode table, open-file table, one
-/// buffer per open); none is held across a store call except an open's own buffer during its
-/// commit. Namespace changes (create, rename, unlink, folder changes, first saves of new item
-/// files) take `namespaceLock` so two renames never interleave; reads, writes and saves of
-/// existing items never take it.
+/// buffer per open), held for dictionary work only. Two locks are held across store calls: an
+/// open's own buffer during its commit (so its writes never interleave with its save), and
+/// `namespaceLock` during namespace changes (create, rename, unlink, folder changes, first saves
+/// of new item files) so two renames never interleave. Reads, writes and saves of existing items
+/// never take `namespaceLock`, so readers and writers of different files never queue behind
+/// one another. Lock order: an open's buffer, then `namespaceLock`, then the short locks.
+///
+/// ## Deadlocks
+/// No handler touches the mount itself or waits for the kernel: invalidations only queue on
+/// FuseKit's notifier, whose own thread talks to the kernel.
 final class ShelfFileSystem: Sendable {
     static let cacheTimeout: Duration = .seconds(60)
     static let negativeTimeout: Duration = .milliseconds(500)
