@@ -73,7 +73,7 @@ final class ChangeFollower: Sendable {
         if let current {
             try fileSystem.ensureFolder(MountPath(current.path).parent)
             index.put(current)
-            announceName(MountPath(current.path))
+            if known?.path != current.path { announceName(MountPath(current.path)) }
         } else {
             index.remove(id)
         }

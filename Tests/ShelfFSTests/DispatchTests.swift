@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import Testing
 import FuseKit
 import ShelfModel
@@ -169,5 +170,88 @@ import ShelfStore
         try other.write { try $0.trash(id: added.item.id) }
         try follower.poll()
         #expect(fs.resolve(MountPath(added.path)) == nil)
+    }
+}
+
+/// What the change follower tells the kernel, recorded instead of sent.
+@Suite struct InvalidationTests {
+    let library: TestLibrary
+    let fs: ShelfFileSystem
+    let follower: ChangeFollower
+    let sent = SentInvalidations()
+    let notifier = Notifier()
+
+    init() throws {
+        library = try TestLibrary()
+        try library.addNote()
+        fs = try ShelfFileSystem(store: library.store)
+        follower = ChangeFollower(fileSystem: fs, after: fs.loadedSequence)
+        fs.attach(notifier)
+        notifier.start { [sent] invalidation in
+            sent.record(invalidation)
+            return 0
+        }
+    }
+
+    /// Polls the feed and returns what was sent to the kernel because of it.
+    private func poll() throws -> [Notifier.Invalidation] {
+        try follower.poll()
+        #expect(notifier.waitUntilIdle())
+        return sent.take()
+    }
+
+    private func changeElsewhere(_ content: String) throws {
+        let other = try library.reopened()
+        let record = try #require(try other.record(atPath: "Notes/Plan.md"))
+        guard case .note(var note) = record.item else { return }
+        note.content = content
+        try other.update(.note(note))
+    }
+
+    @Test func openWritersKeepTheirPagesAndOpenFilesTheirNames() throws {
+        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
+        let plan = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode
+        let writer = try fs.open(plan.rawValue, flags: OpenFlags(rawValue: O_RDWR))
+
+        try changeElsewhere("One.\n")
+        #expect(try poll() == [.attributes(plan)])
+
+        try fs.release(handle: writer.handle)
+        try changeElsewhere("Two.\n")
+        #expect(try poll() == [.content(plan)])
+
+        let reader = try fs.open(plan.rawValue, flags: OpenFlags(rawValue: O_RDONLY))
+        let id = try #require(try library.store.record(atPath: "Notes/Plan.md")).item.id
+        try library.reopened().write { try $0.trash(id: id) }
+        #expect(try poll().isEmpty, "an open file is not deleted under its reader")
+        try fs.release(handle: reader.handle)
+
+        try library.reopened().write { _ = try $0.restore(id: id) }
+        #expect(try poll() == [.entry(parent: notes, name: "Plan.md")], "back: its cached \"no such file\" goes")
+        try library.reopened().write { try $0.trash(id: id) }
+        #expect(try poll() == [.deletion(parent: notes, child: plan, name: "Plan.md")])
+    }
+
+    @Test func ownSavesNeedNoInvalidation() throws {
+        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
+        let plan = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode
+        let writer = try fs.open(plan.rawValue, flags: OpenFlags(rawValue: O_WRONLY | O_APPEND))
+        _ = try fs.write(handle: writer.handle, offset: 0, data: Array("More.\n".utf8))
+        try fs.release(handle: writer.handle)
+        #expect(try poll().isEmpty)
+    }
+}
+
+final class SentInvalidations: Sendable {
+    private let sent = Mutex<[Notifier.Invalidation]>([])
+
+    func record(_ invalidation: Notifier.Invalidation) { sent.withLock { $0.append(invalidation) } }
+
+    /// What was sent since the last call.
+    func take() -> [Notifier.Invalidation] {
+        sent.withLock { sent in
+            defer { sent.removeAll() }
+            return sent
+        }
     }
 }
