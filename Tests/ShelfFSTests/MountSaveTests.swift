@@ -31,6 +31,11 @@ import ShelfStore
                 f.truncate()' "$F"
             """#),
         ("vim backupcopy=no", #"vim -Es -u NONE -c 'set backupcopy=no' -c '%s/current_page: 12/current_page: 99/' -c 'wq' "$F""#),
+        ("vim defaults (4913 probe)", #"vim -Es -u NONE -c '%s/current_page: 12/current_page: 99/' -c 'wq' "$F""#),
+        ("gedit output stream", #"""
+            sed 's/current_page: 12/current_page: 99/' "$F" > "$(dirname "$F")/.goutputstream-AB12CD" &&
+            mv "$(dirname "$F")/.goutputstream-AB12CD" "$F"
+            """#),
         ("vim backupcopy=yes", #"vim -Es -u NONE -c 'set backupcopy=yes' -c '%s/current_page: 12/current_page: 99/' -c 'wq' "$F""#),
         ("JetBrains safe write", #"""
             mv "$F" "${F}___jb_old___" &&
