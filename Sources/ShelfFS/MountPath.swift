@@ -5,7 +5,7 @@ import ShelfModel
 ///
 /// The store keeps item paths in this same form, so a mount path and a record's `path` compare
 /// directly.
-public struct MountPath: Hashable, Sendable, CustomStringConvertible, Comparable {
+public struct MountPath: Hashable, Sendable, CustomStringConvertible {
     public let rawValue: String
 
     public init(_ rawValue: String) { self.rawValue = rawValue }
@@ -45,8 +45,6 @@ public struct MountPath: Hashable, Sendable, CustomStringConvertible, Comparable
         guard isInside(from), !from.isRoot else { return self }
         return MountPath(to.rawValue + rawValue.dropFirst(from.rawValue.count))
     }
-
-    public static func < (a: MountPath, b: MountPath) -> Bool { a.rawValue < b.rawValue }
 }
 
 /// Which paths are items and which are plain files: the one place that decides it.

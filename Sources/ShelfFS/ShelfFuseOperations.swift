@@ -40,7 +40,7 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func lookup(_ request: Request, parent: Inode, name: String, reply: EntryReply) {
-        reply.respond { try fileSystem.lookup(parent: parent.rawValue, name: name) }
+        answer(reply) { try fileSystem.lookup(parent: parent.rawValue, name: name) }
     }
 
     public func forget(inode: Inode, count: UInt64) {
@@ -48,41 +48,41 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func getattr(_ request: Request, inode: Inode, handle: UInt64?, reply: AttributesReply) {
-        reply.respond { try fileSystem.cachedAttributes(of: inode.rawValue) }
+        answer(reply) { try fileSystem.cachedAttributes(of: inode.rawValue) }
     }
 
     public func setattr(_ request: Request, inode: Inode, changes: AttributeChanges, reply: AttributesReply) {
-        reply.respond { try fileSystem.setAttributes(inode.rawValue, changes: changes) }
+        answer(reply) { try fileSystem.setAttributes(inode.rawValue, changes: changes) }
     }
 
     public func readlink(_ request: Request, inode: Inode, reply: ReadlinkReply) {
-        reply.respond { try fileSystem.readLink(inode.rawValue) }
+        answer(reply) { try fileSystem.readLink(inode.rawValue) }
     }
 
     public func mknod(_ request: Request, parent: Inode, name: String, mode: UInt32, device: UInt64,
                       reply: EntryReply) {
-        reply.respond { try fileSystem.makeNode(parent: parent.rawValue, name: name, mode: mode, device: device) }
+        answer(reply) { try fileSystem.makeNode(parent: parent.rawValue, name: name, mode: mode, device: device) }
     }
 
     public func mkdir(_ request: Request, parent: Inode, name: String, mode: UInt32, reply: EntryReply) {
-        reply.respond { try fileSystem.makeDirectory(parent: parent.rawValue, name: name, mode: mode) }
+        answer(reply) { try fileSystem.makeDirectory(parent: parent.rawValue, name: name, mode: mode) }
     }
 
     public func unlink(_ request: Request, parent: Inode, name: String, reply: EmptyReply) {
-        reply.respond { try fileSystem.unlink(parent: parent.rawValue, name: name) }
+        answer(reply) { try fileSystem.unlink(parent: parent.rawValue, name: name) }
     }
 
     public func rmdir(_ request: Request, parent: Inode, name: String, reply: EmptyReply) {
-        reply.respond { try fileSystem.removeDirectory(parent: parent.rawValue, name: name) }
+        answer(reply) { try fileSystem.removeDirectory(parent: parent.rawValue, name: name) }
     }
 
     public func symlink(_ request: Request, parent: Inode, name: String, target: String, reply: EntryReply) {
-        reply.respond { try fileSystem.makeSymlink(parent: parent.rawValue, name: name, target: target) }
+        answer(reply) { try fileSystem.makeSymlink(parent: parent.rawValue, name: name, target: target) }
     }
 
     public func rename(_ request: Request, parent: Inode, name: String, newParent: Inode, newName: String,
                        flags: RenameFlags, reply: EmptyReply) {
-        reply.respond {
+        answer(reply) {
             try fileSystem.rename(parent: parent.rawValue, name: name, newParent: newParent.rawValue,
                                   newName: newName, flags: flags)
         }
@@ -93,37 +93,37 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func open(_ request: Request, inode: Inode, flags: OpenFlags, reply: OpenReply) {
-        reply.respond { try fileSystem.open(inode.rawValue, flags: flags) }
+        answer(reply) { try fileSystem.open(inode.rawValue, flags: flags) }
     }
 
     public func create(_ request: Request, parent: Inode, name: String, mode: UInt32, flags: OpenFlags,
                        reply: CreateReply) {
-        reply.respond { try fileSystem.create(parent: parent.rawValue, name: name, mode: mode, flags: flags) }
+        answer(reply) { try fileSystem.create(parent: parent.rawValue, name: name, mode: mode, flags: flags) }
     }
 
     public func read(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, size: Int, reply: DataReply) {
-        reply.respond { try fileSystem.read(handle: handle, offset: offset, size: size) }
+        answer(reply) { try fileSystem.read(handle: handle, offset: offset, size: size) }
     }
 
     public func write(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, data: [UInt8],
                       reply: WriteReply) {
-        reply.respond { try fileSystem.write(handle: handle, offset: offset, data: data) }
+        answer(reply) { try fileSystem.write(handle: handle, offset: offset, data: data) }
     }
 
     public func flush(_ request: Request, inode: Inode, handle: UInt64, reply: EmptyReply) {
-        reply.respond { try fileSystem.flush(handle: handle) }
+        answer(reply) { try fileSystem.flush(handle: handle) }
     }
 
     public func fsync(_ request: Request, inode: Inode, handle: UInt64, dataOnly: Bool, reply: EmptyReply) {
-        reply.respond { try fileSystem.sync(handle: handle) }
+        answer(reply) { try fileSystem.sync(handle: handle) }
     }
 
     public func release(_ request: Request, inode: Inode, handle: UInt64, flags: OpenFlags, reply: EmptyReply) {
-        reply.respond { try fileSystem.release(handle: handle) }
+        answer(reply) { try fileSystem.release(handle: handle) }
     }
 
     public func opendir(_ request: Request, inode: Inode, flags: OpenFlags, reply: OpenReply) {
-        reply.respond {
+        answer(reply) {
             let listed = try fileSystem.dotEntries(of: inode.rawValue) + fileSystem.list(inode.rawValue)
             let handle = listings.withLock { listings in
                 defer { listings.next += 1 }
@@ -136,7 +136,7 @@ public final class ShelfFuseOperations: FuseOperations {
 
     public func readdir(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, capacity: Int,
                         reply: DirectoryReply) {
-        reply.respond {
+        answer(reply) {
             var batch = DirectoryListing(capacity: capacity)
             for (position, listed) in try listed(handle, from: offset) {
                 let child = Inode(fileSystem.inode(for: listed.key))
@@ -149,7 +149,7 @@ public final class ShelfFuseOperations: FuseOperations {
 
     public func readdirplus(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, capacity: Int,
                             reply: DirectoryPlusReply) {
-        reply.respond {
+        answer(reply) {
             var batch = DirectoryPlusListing(capacity: capacity)
             for (position, listed) in try listed(handle, from: offset) {
                 // A name that vanished since opendir is skipped, as a real folder would.
@@ -171,24 +171,54 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func statfs(_ request: Request, inode: Inode, reply: StatisticsReply) {
-        reply.respond { try fileSystem.statistics() }
+        answer(reply) { try fileSystem.statistics() }
     }
 
     public func setxattr(_ request: Request, inode: Inode, name: String, value: [UInt8],
                          mode: ExtendedAttributeMode, reply: EmptyReply) {
-        reply.respond { try fileSystem.setExtendedAttribute(inode.rawValue, name: name, value: value, mode: mode) }
+        answer(reply) { try fileSystem.setExtendedAttribute(inode.rawValue, name: name, value: value, mode: mode) }
     }
 
     public func getxattr(_ request: Request, inode: Inode, name: String, reply: ExtendedAttributeReply) {
-        reply.respond { try fileSystem.extendedAttribute(inode.rawValue, name: name) }
+        answer(reply) { try fileSystem.extendedAttribute(inode.rawValue, name: name) }
     }
 
     public func listxattr(_ request: Request, inode: Inode, reply: ExtendedAttributeListReply) {
-        reply.respond { try fileSystem.extendedAttributeNames(inode.rawValue) }
+        answer(reply) { try fileSystem.extendedAttributeNames(inode.rawValue) }
     }
 
     public func removexattr(_ request: Request, inode: Inode, name: String, reply: EmptyReply) {
-        reply.respond { try fileSystem.removeExtendedAttribute(inode.rawValue, name: name) }
+        answer(reply) { try fileSystem.removeExtendedAttribute(inode.rawValue, name: name) }
+    }
+
+    /// Answers `reply` with `body`'s result, or with the errno its error stands for; errors
+    /// without a precise errno are logged, since the program only sees `EIO`.
+    private func answer<T>(_ reply: Reply<T>, _ body: () throws -> T) {
+        reply.respond {
+            do {
+                return try body()
+            } catch let error as Errno {
+                throw error
+            } catch let error as StoreError {
+                let errno = Self.errno(for: error)
+                if errno == .ioError { fileSystem.logger.error("\(error)") }
+                throw errno
+            } catch {
+                fileSystem.logger.error("\(error)")
+                throw error
+            }
+        }
+    }
+
+    private static func errno(for error: StoreError) -> Errno {
+        switch error {
+        case .itemNotFound: .noEntry
+        case .pathTaken, .itemExists: .exists
+        case .invalidPath: .invalid
+        case .kindMismatch: .crossDevice
+        case .libraryBusy, .versionConflict: .busy
+        case .libraryMissing, .notALibrary, .libraryUnreadable, .damagedRecord: .ioError
+        }
     }
 
     /// The snapshot's entries after `offset` (the position of the next entry), with their positions.
