@@ -45,10 +45,12 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "shelf", dependencies: [
-            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "ShelfFS",
+            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "ShelfFS", "FuseKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        /// Micro-benchmarks behind scripts/bench-core (codec speed); not part of the test suite.
+        .executableTarget(name: "shelf-bench", dependencies: ["ShelfModel", "ShelfMarkdown"]),
 
         .testTarget(name: "ShelfMarkdownTests", dependencies: [
             "ShelfModel", "ShelfMarkdown",
@@ -56,9 +58,10 @@ let package = Package(
             .product(name: "Yams", package: "Yams"),
         ]),
         .testTarget(name: "ShelfStoreTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore"]),
-        .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfStore", "ShelfImport"]),
+        .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport"],
+                    resources: [.copy("Fixtures")]),
         .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "FuseTestSupport"]),
         .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseKit", "FuseTestSupport"]),
-        .testTarget(name: "ShelfCLITests", dependencies: ["ShelfStore", "ShelfModel"]),
+        .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseTestSupport"]),
     ]
 )

@@ -69,21 +69,6 @@ struct ChangeEntry: Hashable, CustomStringConvertible {
     var description: String { "\(kind) \(id) \(path)" + (previousPath.map { " from \($0)" } ?? "") }
 }
 
-/// CPU time spent by the calling thread: what a piece of work costs, however busy the machine.
-enum ThreadCPUTime {
-    static func measure(_ work: () throws -> Void) rethrows -> Duration {
-        let start = now()
-        try work()
-        return now() - start
-    }
-
-    private static func now() -> Duration {
-        var time = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &time)
-        return .seconds(time.tv_sec) + .nanoseconds(time.tv_nsec)
-    }
-}
-
 /// Runs file-permission tests as an ordinary user even when the tests run as root (in a
 /// container), since root passes every permission check.
 enum Unprivileged {

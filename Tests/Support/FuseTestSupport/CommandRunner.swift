@@ -14,8 +14,10 @@ public struct CommandResult: Sendable, CustomStringConvertible {
 public enum CommandRunner {
     /// Runs `executable` (a path, or a name looked up in PATH) in `directory`. Output goes to
     /// temporary files, not pipes, so a chatty command cannot block on a full pipe.
+    /// `environment` nil: this process's own.
     public static func run(_ executable: String, _ arguments: [String], in directory: String,
-                           input: String? = nil, timeout: Duration) throws -> CommandResult {
+                           input: String? = nil, environment: [String: String]? = nil,
+                           timeout: Duration) throws -> CommandResult {
         let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("cmd-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -29,6 +31,7 @@ public enum CommandRunner {
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [executable] + arguments
         process.currentDirectoryURL = URL(fileURLWithPath: directory)
+        if let environment { process.environment = environment }
         process.standardOutput = try FileHandle(forWritingTo: stdoutURL)
         process.standardError = try FileHandle(forWritingTo: stderrURL)
         process.standardInput = try FileHandle(forReadingFrom: inputURL)

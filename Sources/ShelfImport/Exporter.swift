@@ -1,0 +1,224 @@
+import Foundation
+import ShelfStore
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// What an export did.
+public struct ExportSummary: Hashable, Sendable, CustomStringConvertible {
+    /// Files created or replaced because their bytes changed.
+    public var written = 0
+    /// Files whose bytes already matched; left untouched (their mtime stays).
+    public var unchanged = 0
+    /// Files of items deleted (or moved) since the last export, removed.
+    public var removed = 0
+    /// Files of deleted items that were edited after the export wrote them: left in place
+    /// because they hold someone's work; relative paths.
+    public var keptEdited: [String] = []
+
+    public init() {}
+
+    public var description: String {
+        (["\(written) written, \(unchanged) unchanged, \(removed) removed"]
+            + keptEdited.map { "kept \($0): edited since the last export, so not removed" })
+            .joined(separator: "\n")
+    }
+}
+
+/// Writes the library as the Markdown tree the mount shows (`Books/…md`, `Notes/…md`) into a
+/// folder, for backups and for tools that cannot use the mount.
+///
+/// Every file is written atomically (a temporary file in the same folder, fsync, rename, fsync
+/// of the folder), so a crash leaves either the old or the new bytes. Exports are incremental:
+/// a file whose bytes match is not touched, so sync tools and backups see only real changes.
+/// The manifest `.shelf-export.json` lists what the export wrote; only files listed there are
+/// ever removed, so anything else in the folder is safe.
+public enum Exporter {
+    /// The manifest's name in the export folder.
+    public static let manifestName = ".shelf-export.json"
+
+    /// The manifest: each written path with a hash of the bytes written.
+    private struct Manifest: Codable, Equatable {
+        var files: [String: String] = [:]
+    }
+
+    /// Exports every live item of `store` into `folder` (created if missing).
+    public static func export(_ store: LibraryStore, to folder: URL) throws -> ExportSummary {
+        let fileManager = FileManager.default
+        try attempt(folder) { try fileManager.createDirectory(at: folder, withIntermediateDirectories: true) }
+        let manifestURL = folder.appendingPathComponent(manifestName)
+        let previous = (try? JSONDecoder().decode(Manifest.self, from: Data(contentsOf: manifestURL))) ?? Manifest()
+
+        var summary = ExportSummary()
+        var manifest = Manifest()
+        /// Folders with renames or removals; each is synced once, before the manifest is.
+        var changedFolders = Set<URL>()
+        /// Changed files, written to temporary files first and renamed into place together
+        /// after one `syncfs`: 10,000 fsyncs would cost far more than the writes themselves.
+        var staged: [(temporary: URL, target: URL)] = []
+        defer { staged.forEach { unlink($0.temporary.path) } }
+        for item in try store.summaries() {
+            guard let record = try store.record(id: item.id) else { continue }
+            guard isSafeRelativePath(record.path) else {
+                throw ImportError.exportFailed(path: folder.path, reason: "the item path \"\(record.path)\" would leave the folder")
+            }
+            let data = Data(record.content.utf8)
+            let target = folder.appendingPathComponent(record.path)
+            manifest.files[record.path] = hash(data)
+            if fileManager.contents(atPath: target.path) == data {
+                summary.unchanged += 1
+                continue
+            }
+            try attempt(target) {
+                try fileManager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                staged.append((try stage(data, for: target, durably: false), target))
+            }
+            // The file's folder holds the rename; its parent may hold a folder just created.
+            changedFolders.insert(target.deletingLastPathComponent())
+            changedFolders.insert(target.deletingLastPathComponent().deletingLastPathComponent())
+            summary.written += 1
+        }
+        if !staged.isEmpty {
+            syncStagedFiles()
+            while let (temporary, target) = staged.popLast() {
+                try attempt(target) { try publish(temporary, as: target) }
+            }
+        }
+
+        for (path, writtenHash) in previous.files.sorted(by: { $0.key < $1.key })
+        where manifest.files[path] == nil && isSafeRelativePath(path) {
+            let target = folder.appendingPathComponent(path)
+            guard let data = fileManager.contents(atPath: target.path) else { continue }
+            guard hash(data) == writtenHash else {
+                summary.keptEdited.append(path)
+                continue
+            }
+            try attempt(target) { try fileManager.removeItem(at: target) }
+            changedFolders.insert(removeEmptyFolders(from: target.deletingLastPathComponent(), upTo: folder))
+            summary.removed += 1
+        }
+        let root = folder.standardizedFileURL.path
+        for changed in Set(changedFolders.map(\.standardizedFileURL)).sorted(by: { $0.path < $1.path })
+        where changed.path.hasPrefix(root) && fileManager.fileExists(atPath: changed.path) {
+            try attempt(changed) { try syncFolder(changed) }
+        }
+
+        // Last, so that a manifest on disk never lists a path before its file is durable; and
+        // only when it changed, so an export that changed nothing touches nothing.
+        guard manifest != previous || !fileManager.fileExists(atPath: manifestURL.path) else { return summary }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        try attempt(manifestURL) {
+            try writeAtomically(encoder.encode(manifest), to: manifestURL)
+            try syncFolder(folder)
+        }
+        return summary
+    }
+
+    /// Writes `data` to `url` so that readers and crashes see the old or the new bytes only:
+    /// a synced temporary file renamed over `url`. The rename is durable once the caller has
+    /// synced the folder (`syncFolder`).
+    static func writeAtomically(_ data: Data, to url: URL) throws {
+        try publish(stage(data, for: url, durably: true), as: url)
+    }
+
+    /// Writes `data` to a new hidden temporary file beside `url` and returns it; `durably`
+    /// fsyncs it (otherwise the caller syncs the file system before publishing it).
+    static func stage(_ data: Data, for url: URL, durably: Bool) throws -> URL {
+        let temporary = url.deletingLastPathComponent()
+            .appendingPathComponent(".\(url.lastPathComponent).shelf-tmp-\(UUID().uuidString.prefix(8))")
+        let file = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        guard file >= 0 else { throw POSIXFailure(operation: "create \(temporary.lastPathComponent)") }
+        var written = 0
+        let result: Int32 = data.withUnsafeBytes { buffer in
+            while written < buffer.count {
+                let count = write(file, buffer.baseAddress! + written, buffer.count - written)
+                if count < 0 {
+                    if errno == EINTR { continue }
+                    return -1
+                }
+                written += count
+            }
+            return durably ? fsync(file) : 0
+        }
+        let failure = result == 0 ? nil : POSIXFailure(operation: "write \(url.lastPathComponent)")
+        close(file)
+        if let failure {
+            unlink(temporary.path)
+            throw failure
+        }
+        return temporary
+    }
+
+    /// Renames a staged temporary file over `url` (removing the temporary file if that fails).
+    static func publish(_ temporary: URL, as url: URL) throws {
+        guard rename(temporary.path, url.path) == 0 else {
+            let failure = POSIXFailure(operation: "rename onto \(url.lastPathComponent)")
+            unlink(temporary.path)
+            throw failure
+        }
+    }
+
+    /// Makes every staged file durable in one call. `sync()` rather than `syncfs()` (which
+    /// Glibc's Swift module does not expose): on Linux it returns once the data is written.
+    private static func syncStagedFiles() {
+        sync()
+    }
+
+    /// Makes a rename in `folder` durable.
+    private static func syncFolder(_ folder: URL) throws {
+        let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw POSIXFailure(operation: "open folder \(folder.lastPathComponent)") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw POSIXFailure(operation: "sync folder \(folder.lastPathComponent)") }
+    }
+
+    /// Removes `start` and its parents while they are empty, never `root` itself; returns the
+    /// first folder kept, whose entries changed.
+    private static func removeEmptyFolders(from start: URL, upTo root: URL) -> URL {
+        var folder = start.standardizedFileURL
+        let root = root.standardizedFileURL
+        while folder.path.hasPrefix(root.path + "/"),
+              (try? FileManager.default.contentsOfDirectory(atPath: folder.path))?.isEmpty == true,
+              (try? FileManager.default.removeItem(at: folder)) != nil {
+            folder = folder.deletingLastPathComponent()
+        }
+        return folder
+    }
+
+    /// A relative path that stays inside the export folder.
+    private static func isSafeRelativePath(_ path: String) -> Bool {
+        !path.hasPrefix("/") && path.split(separator: "/", omittingEmptySubsequences: false)
+            .allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
+    }
+
+    private static func hash(_ data: Data) -> String {
+        String(StableHash.fnv1a64(data), radix: 16) + "-\(data.count)"
+    }
+
+    /// Runs `body`, turning its failure into `ImportError.exportFailed` naming `url`.
+    private static func attempt(_ url: URL, _ body: () throws -> Void) throws {
+        do {
+            try body()
+        } catch let error as ImportError {
+            throw error
+        } catch {
+            throw ImportError.exportFailed(path: url.path, reason: "\(error)")
+        }
+    }
+}
+
+/// A failed system call, with errno's text.
+struct POSIXFailure: Error, CustomStringConvertible {
+    let operation: String
+    let code: Int32
+
+    init(operation: String) {
+        self.operation = operation
+        self.code = errno
+    }
+
+    var description: String { "cannot \(operation): \(String(cString: strerror(code)))" }
+}

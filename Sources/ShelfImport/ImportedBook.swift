@@ -1,0 +1,103 @@
+import Foundation
+import ShelfModel
+
+/// What one import row says about a book: the fields it fills and the columns it keeps.
+///
+/// A field left nil (an empty cell) is not "cleared" on re-import: an import only changes what
+/// its file actually says, so values the user entered in Shelf since the last import survive.
+struct ImportedBook: Hashable, Sendable {
+    /// The key that finds this book again on the next import of the same file.
+    var sourceID: String
+    /// Whether `sourceID` is the export's own id (`goodreads:123`) rather than derived from
+    /// title and author; books without one are also matched by title and author.
+    var hasOwnID: Bool
+    var title: String
+    var author: String?
+    var isbn: String?
+    var status: ReadingStatus?
+    var currentPage: Int?
+    var totalPages: Int?
+    var rating: Double?
+    var dateAdded: CalendarDate?
+    var dateFinished: CalendarDate?
+    var tags: [String] = []
+    /// Columns with no field of their own, as frontmatter properties in column order.
+    var properties: [Property] = []
+
+    /// `book` with the row's values written over the imported fields. Everything else — the
+    /// passages, introduction, appendix, properties the user added, fields the row leaves
+    /// empty — stays as it is. Tags are merged, since the user may have tagged it in Shelf.
+    func applied(to book: Book) -> Book {
+        var book = book
+        book.title = title
+        book.sourceID = book.sourceID ?? sourceID
+        if let author { book.author = author }
+        if let isbn { book.isbn = isbn }
+        if let status { book.status = status }
+        if let currentPage { book.currentPage = currentPage }
+        if let totalPages { book.totalPages = totalPages }
+        if let rating { book.rating = rating }
+        if let dateAdded { book.dateAdded = dateAdded }
+        if let dateFinished { book.dateFinished = dateFinished }
+        book.tags += tags.filter { !book.tags.contains($0) }
+        for property in properties {
+            if let index = book.extraProperties.firstIndex(where: { $0.key == property.key }) {
+                book.extraProperties[index].value = property.value
+            } else {
+                book.extraProperties.append(property)
+            }
+        }
+        return book
+    }
+}
+
+/// Identities for imported books that carry no id of their own (StoryGraph, Notion, Kindle).
+enum DerivedSourceID {
+    /// `title-author:` and a hash of the normalised title and author: the same book gets the
+    /// same id in every import from every source without ids, so they all land in one book.
+    static func forBook(title: String, author: String?) -> String {
+        "title-author:" + String(StableHash.fnv1a64(BookMatchKey(title: title, author: author).text), radix: 16)
+    }
+}
+
+/// Title and author compared the way people consider them equal: case, accents' composition
+/// and runs of spaces do not matter.
+struct BookMatchKey: Hashable, Sendable {
+    let text: String
+
+    /// Sources name one book differently: Goodreads appends the series (`Dune (Dune, #1)`),
+    /// Kindles sometimes write the author `Herbert, Frank`. Both are folded away, with case,
+    /// Unicode form and spacing, so highlights find the book a catalogue import created.
+    init(title: String, author: String?) {
+        text = Self.normalized(Self.withoutSeries(title)) + "\u{1F}" + Self.normalized(Self.firstNameFirst(author ?? ""))
+    }
+
+    private static func normalized(_ text: String) -> String {
+        text.precomposedStringWithCanonicalMapping.lowercased()
+            .split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    }
+
+    /// `Dune (Dune, #1)` → `Dune`; a parenthesised ending without `#` is part of the title.
+    private static func withoutSeries(_ title: String) -> String {
+        guard title.hasSuffix(")"), let open = title.lastIndex(of: "("),
+              title[open...].contains("#"), open > title.startIndex else { return title }
+        return String(title[..<open])
+    }
+
+    /// `Herbert, Frank` → `Frank Herbert`; several authors (`A, B and C`) are left alone.
+    private static func firstNameFirst(_ author: String) -> String {
+        let parts = author.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }
+        guard parts.count == 2, !parts[1].contains(" and "), !parts[1].isEmpty else { return author }
+        return parts[1] + " " + parts[0]
+    }
+}
+
+/// A hash that, unlike `Hasher`, is the same in every process: derived ids and the export
+/// manifest are compared across runs. Not for security.
+enum StableHash {
+    static func fnv1a64<Bytes: Sequence>(_ bytes: Bytes) -> UInt64 where Bytes.Element == UInt8 {
+        bytes.reduce(0xcbf2_9ce4_8422_2325 as UInt64) { ($0 ^ UInt64($1)) &* 0x0000_0100_0000_01b3 }
+    }
+
+    static func fnv1a64(_ text: String) -> UInt64 { fnv1a64(text.utf8) }
+}

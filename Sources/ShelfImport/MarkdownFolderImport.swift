@@ -1,0 +1,109 @@
+import Foundation
+import ShelfMarkdown
+import ShelfModel
+import ShelfStore
+
+/// Imports a folder laid out like the mount — `Books/**.md` and `Notes/**.md` — such as an
+/// export, a backup, or the repository's sample library.
+///
+/// Each file keeps its exact bytes (they become the item's saved text, so `shelf show` and the
+/// mount read back the very file) and its path inside the folder, shelves included. An item is
+/// found again by the `id:` in its frontmatter, or, for a file without one, by its path; so
+/// importing the same folder twice changes nothing, and importing an edited export updates the
+/// items in place. A file that does not parse is reported with its line and skipped.
+enum MarkdownFolderImport {
+    static func isFolder(_ url: URL) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+    }
+
+    /// One file found in the folder, read and parsed before the write transaction starts.
+    private struct File {
+        var path: String
+        var text: String
+        var parsed: Result<ParsedItem, ParseFailure>
+    }
+
+    static func run(folder: URL, into store: LibraryStore,
+                    progress: (ImportProgress) -> Void) throws -> ImportSummary {
+        guard isFolder(folder) else { throw ImportError.notAMarkdownFolder(path: folder.path) }
+        var summary = ImportSummary(format: .markdown)
+        let found = try ItemKind.allCases.flatMap { kind in
+            try files(of: kind, in: folder, problems: &summary.problems)
+        }
+        guard !found.isEmpty || ItemKind.allCases.contains(where: { isFolder(folder.appendingPathComponent($0.folderName)) }) else {
+            throw ImportError.notAMarkdownFolder(path: folder.path)
+        }
+        summary.skipped = summary.problems.count
+        return try store.write { writer in
+            for (done, file) in found.enumerated() {
+                switch file.parsed {
+                case .failure(let failure):
+                    for diagnostic in failure.diagnostics.prefix(1) {
+                        summary.skip(ImportProblem(file: file.path, line: diagnostic.line, message: diagnostic.message))
+                    }
+                case .success(let parsed):
+                    try apply(parsed, from: file, with: writer, to: &summary)
+                }
+                progress(ImportProgress(done: done + 1, total: found.count))
+            }
+            return summary
+        }
+    }
+
+    /// Adds, updates or leaves alone the item `file` stands for.
+    private static func apply(_ parsed: ParsedItem, from file: File, with writer: StoreWriter,
+                              to summary: inout ImportSummary) throws {
+        var item = parsed.item
+        let existing = parsed.declaredID ? try writer.record(id: item.id) : try writer.record(atPath: file.path)
+        guard let existing else {
+            _ = try writer.insert(item, path: try freePath(for: file.path, with: writer), sourceText: file.text)
+            summary.added += 1
+            return
+        }
+        guard existing.item.kind == item.kind else {
+            summary.skip(ImportProblem(file: file.path, line: 1, message: "its id belongs to a \(existing.item.kind.rawValue) at \(existing.path); give the file another id or remove the id line"))
+            return
+        }
+        item.id = existing.item.id
+        guard existing.content != file.text else {
+            summary.unchanged += 1
+            return
+        }
+        guard existing.draftDiagnostics == nil else {
+            summary.skip(ImportProblem(file: file.path, line: 1, message: "\(existing.path) holds an invalid edit that is not saved yet; fix or undo it in the file, then import again"))
+            return
+        }
+        _ = try writer.update(item, basedOn: existing.version, sourceText: file.text)
+        summary.updated += 1
+    }
+
+    /// `path`, or ` (2)`, ` (3)`… of it when another item lives there.
+    private static func freePath(for path: String, with writer: StoreWriter) throws -> String {
+        let folder = (path as NSString).deletingLastPathComponent
+        let name = FileNaming.uniqued((path as NSString).lastPathComponent) { candidate in
+            (try? writer.record(atPath: folder + "/" + candidate)) != nil
+        }
+        return folder + "/" + name
+    }
+
+    /// Every visible `*.md` under `<folder>/<Kind folder>/`, in path order; unreadable files
+    /// become problems.
+    private static func files(of kind: ItemKind, in folder: URL, problems: inout [ImportProblem]) throws -> [File] {
+        let root = folder.appendingPathComponent(kind.folderName, isDirectory: true)
+        guard let enumerator = FileManager.default.enumerator(
+            at: root, includingPropertiesForKeys: [.isRegularFileKey], options: [.skipsHiddenFiles]) else { return [] }
+        var files: [File] = []
+        for case let url as URL in enumerator where url.pathExtension == "md" {
+            guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
+            let path = kind.folderName + "/" + url.path.dropFirst(root.path.count + 1)
+            guard let data = try? Data(contentsOf: url), let text = String(data: data, encoding: .utf8) else {
+                problems.append(ImportProblem(file: path, line: 1, message: "not readable as UTF-8 text; save it as UTF-8 and import again"))
+                continue
+            }
+            let title = FileNaming.title(fromFileName: url.lastPathComponent)
+            files.append(File(path: path, text: text, parsed: MarkdownCodec.parse(text, kind: kind, fileTitle: title)))
+        }
+        return files.sorted { $0.path < $1.path }
+    }
+}

@@ -1,1 +1,0 @@
-// placeholder until the ShelfImport layer lands

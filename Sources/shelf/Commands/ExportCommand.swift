@@ -1,0 +1,23 @@
+import ArgumentParser
+import Foundation
+import ShelfImport
+
+struct ExportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "export",
+        abstract: "Write the library as the Markdown tree the mount shows.",
+        discussion: """
+            Files are written atomically (temp file, fsync, rename); unchanged files are not \
+            touched; files of items deleted since the last export are removed, and nothing else in DIR.
+            """)
+
+    @OptionGroup var library: LibraryOptions
+
+    @Argument(help: "The folder to write into (created if missing).")
+    var directory: String
+
+    func run() throws {
+        let summary = try Exporter.export(library.open(), to: URL(fileURLWithPath: directory).standardizedFileURL)
+        print(summary)
+    }
+}

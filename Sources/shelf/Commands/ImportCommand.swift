@@ -1,0 +1,58 @@
+import ArgumentParser
+import Foundation
+import ShelfImport
+
+struct ImportCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import",
+        abstract: "Import a Goodreads, StoryGraph or Notion export, any CSV, Kindle clippings, or a folder of Markdown files.",
+        discussion: """
+            Importing the same file again updates in place and never duplicates. Rows that cannot \
+            be read are reported with their line number and skipped; the others are imported. \
+            Every non-empty column ends up in a field or a kept frontmatter property.
+            """)
+
+    @OptionGroup var library: LibraryOptions
+
+    @Argument(help: "The export file (CSV or My Clippings.txt), or a folder of Markdown files.")
+    var file: String
+
+    @Option(help: ArgumentHelp("The file's format (default: detected): \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "format"))
+    var format: String?
+
+    @Option(name: .customLong("map"), parsing: .singleValue,
+            help: ArgumentHelp("Read column COLUMN into FIELD (title, author, isbn, status, current_page, total_pages, rating, date_added, date_finished, tags, source_id, or any other name for a kept property). Repeatable.", valueName: "COLUMN=FIELD"))
+    var mappings: [String] = []
+
+    func run() throws {
+        let importer = try Importer(format: format.map(ImportFormat.init(argument:)),
+                                    columnMap: ColumnMap(arguments: mappings))
+        let store = try library.open()
+        let progress = TerminalProgress(label: "Importing")
+        let summary = try importer.importFile(URL(fileURLWithPath: file), into: store) { progress.show($0.done, of: $0.total) }
+        progress.finish()
+        print(summary)
+    }
+}
+
+/// A one-line `Importing 1200/10000` counter on stderr, only when stderr is a terminal and the
+/// work is long enough to need one.
+final class TerminalProgress {
+    private let label: String
+    private let enabled = isatty(STDERR_FILENO) == 1
+    private var lastShown = ContinuousClock.now
+    private var shown = false
+
+    init(label: String) { self.label = label }
+
+    func show(_ done: Int, of total: Int) {
+        guard enabled, total > 200, ContinuousClock.now - lastShown > .milliseconds(100) || done == total else { return }
+        lastShown = .now
+        shown = true
+        FileHandle.standardError.write(Data("\r\(label) \(done)/\(total)".utf8))
+    }
+
+    func finish() {
+        if shown { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}

@@ -1,0 +1,79 @@
+import ArgumentParser
+import Foundation
+import FuseKit
+import Logging
+import ShelfFS
+import ShelfStore
+
+struct MountCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "mount",
+        abstract: "Mount the library as a folder of Markdown files.",
+        discussion: """
+            Without --foreground the mount runs in the background and this command returns once \
+            the folder answers; its log is <library>/logs/mount.log. Unmount with `shelf unmount \
+            MOUNTPOINT` (or `fusermount3 -u`); pending saves are committed first.
+            """)
+
+    @OptionGroup var library: LibraryOptions
+
+    @Argument(help: "An empty folder to mount on.")
+    var mountpoint: String
+
+    @Flag(help: "Stay attached; Ctrl-C or SIGTERM commits pending saves and unmounts.")
+    var foreground = false
+
+    @Flag(help: "Let other users see the mount (non-root users need user_allow_other in /etc/fuse.conf).")
+    var allowOther = false
+
+    @Flag(help: "Log every FUSE request (libfuse's trace) to the log.")
+    var debug = false
+
+    func run() throws {
+        let store = try library.open()
+        let path = URL(fileURLWithPath: mountpoint).standardizedFileURL.path
+        if foreground {
+            LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+            let mount = try ShelfMount(store: store, mountpoint: path,
+                                       options: ShelfMount.Options(allowOther: allowOther, debug: debug))
+            try mount.run()
+        } else {
+            try mountInBackground(store: store, mountpoint: path)
+        }
+    }
+
+    /// Starts `shelf mount --foreground` as a detached daemon (its own session, output to the
+    /// log) and waits until the mount answers or the daemon exits with its one-line error.
+    ///
+    /// A fresh process rather than `fork()`: forking a process that already runs Swift and
+    /// Foundation threads is unsafe.
+    private func mountInBackground(store: LibraryStore, mountpoint path: String) throws {
+        // Checked here too: the wait below could not tell an old mount from the new one.
+        guard MountTable.mount(at: path) == nil else { throw FuseSessionError.alreadyMounted(path) }
+        let logs = store.folder.appendingPathComponent("logs", isDirectory: true)
+        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        let log = logs.appendingPathComponent("mount.log")
+        let logStart = (try? FileManager.default.attributesOfItem(atPath: log.path)[.size] as? Int) ?? 0
+
+        var arguments = ["mount", "--foreground", "--library", store.folder.path, path]
+        if allowOther { arguments.append("--allow-other") }
+        if debug { arguments.append("--debug") }
+        let daemon = try Daemon.spawn(executable: Daemon.currentExecutable, arguments: arguments, log: log)
+
+        let deadline = ContinuousClock.now + .seconds(30)
+        while ContinuousClock.now < deadline {
+            if ShelfMounts.isShelfMount(path) {
+                print("Mounted \(store.folder.path) at \(path). Unmount with `shelf unmount \(path)`.")
+                return
+            }
+            if let status = daemon.exitStatus() {
+                let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
+                let newLines = output.utf8.count > logStart ? String(output.utf8.dropFirst(logStart)) ?? output : output
+                let lastLine = newLines.split(separator: "\n").last.map(String.init) ?? "the mount process exited with status \(status)"
+                throw CLIError(lastLine.replacingOccurrences(of: "Error: ", with: ""))
+            }
+            Thread.sleep(forTimeInterval: 0.02)
+        }
+        throw CLIError("the mount did not come up within 30 s; see \(log.path)")
+    }
+}

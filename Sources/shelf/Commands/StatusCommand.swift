@@ -1,0 +1,65 @@
+import ArgumentParser
+import Foundation
+import ShelfModel
+import ShelfStore
+
+struct StatusCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "status",
+        abstract: "Counts, invalid saves waiting to be fixed, trash, mounts.")
+
+    @OptionGroup var library: LibraryOptions
+
+    @Flag(help: "Print the status as one JSON object.")
+    var json = false
+
+    struct Status: Encodable {
+        struct Draft: Encodable {
+            var id, path: String
+            var errors: [String]
+        }
+        var library: String
+        var books: Int
+        var notes: Int
+        var trashed: Int
+        var drafts: [Draft]
+        var changeSequence: Int64
+        var mountedAt: [String]
+        var sync: String
+    }
+
+    func run() throws {
+        let store = try library.open()
+        let items = try store.summaries()
+        let drafts = try items.filter(\.hasDraft).compactMap { summary in
+            try store.record(id: summary.id).map {
+                Status.Draft(id: summary.id.rawValue, path: summary.path,
+                             errors: ($0.draftDiagnostics ?? []).map(\.description))
+            }
+        }
+        let status = Status(
+            library: store.folder.path,
+            books: items.filter { $0.kind == .book }.count,
+            notes: items.filter { $0.kind == .note }.count,
+            trashed: try store.trashedItems().count,
+            drafts: drafts,
+            changeSequence: try store.lastSequence(),
+            mountedAt: ShelfMounts.mountpoints(ofLibrary: store.folder),
+            sync: "not linked to a cloud copy")
+        if json { return try printJSON(status) }
+
+        print("Library: \(status.library)")
+        print("Items:   \(status.books) books, \(status.notes) notes, \(status.trashed) in the trash")
+        print("Mounted: \(status.mountedAt.isEmpty ? "no" : status.mountedAt.joined(separator: ", "))")
+        print("Sync:    \(status.sync)")
+        if status.drafts.isEmpty {
+            print("Errors:  none")
+        } else {
+            print("Errors:  \(status.drafts.count) file\(status.drafts.count == 1 ? "" : "s") with an invalid save (kept as written; the record stays at its last good state until a valid save):")
+            for draft in status.drafts {
+                print("  \(draft.path)")
+                for error in draft.errors { print("    \(error)") }
+            }
+        }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+import ShelfMarkdown
+import ShelfModel
+import ShelfStore
+import Testing
+
+/// list, show, search, status and trash on the sample library.
+@Suite struct LibraryCommandsTests {
+    struct Listed: Decodable {
+        var id, kind, title, path: String
+        var version: Int64
+        var favorite, draft: Bool
+    }
+
+    /// A CLI with the repository's sample library imported.
+    func sampleLibrary() throws -> ShelfCLI {
+        let cli = try ShelfCLI()
+        try cli.run("init", cli.library.path)
+        let imported = try cli.run("import", ShelfCLI.samples.appendingPathComponent("library").path)
+        #expect(imported.status == 0, "\(imported.stderr)")
+        return cli
+    }
+
+    func listed(_ cli: ShelfCLI, _ arguments: String...) throws -> [Listed] {
+        let result = try cli.run(["list", "--json"] + arguments)
+        #expect(result.status == 0, "\(result.stderr)")
+        return try JSONDecoder().decode([Listed].self, from: Data(result.stdout.utf8))
+    }
+
+    @Test func theSampleLibraryLoadsEveryBookAndNote() throws {
+        let cli = try sampleLibrary()
+        let books = try listed(cli, "books")
+        let notes = try listed(cli, "notes")
+        #expect(books.map(\.title).sorted() == ["Meditations", "Moby-Dick", "Pride and Prejudice", "Walden"])
+        #expect(Set(notes.map(\.title)) == ["Reading goals 2026", "Stoic themes", "Quotes to revisit"])
+        #expect(books.allSatisfy { $0.kind == "book" && $0.path.hasPrefix("Books/") })
+    }
+
+    @Test func showPrintsTheFileExactlyAsImported() throws {
+        let cli = try sampleLibrary()
+        let source = ShelfCLI.samples.appendingPathComponent("library/Books/Walden - Henry David Thoreau.md")
+        let original = try String(contentsOf: source, encoding: .utf8)
+        let byPath = try cli.run("show", "Books/Walden - Henry David Thoreau.md")
+        #expect(byPath.stdout == original)
+        let byID = try cli.run("show", "0b6f1f8e-1c1e-4d5e-9a53-6f1b0e2a7c01")
+        #expect(byID.stdout == original)
+        let unknown = try cli.run("show", "no-such-item")
+        #expect(unknown.status != 0)
+        #expect(unknown.stderr.contains("shelf list"))
+    }
+
+    @Test func notesListFavoritesFirstThenMostRecentlyModified() throws {
+        let cli = try sampleLibrary()
+        let store = try LibraryStore.open(at: cli.library)
+        let stoic = try #require(try store.record(id: ItemID("d2f3e4a5-b6c7-4d8e-9f0a-1b2c3d4e5f06")))
+        guard case .note(var note) = stoic.item else { Issue.record("not a note"); return }
+        note.content += "\nOne more thought.\n"
+        try store.update(.note(note))
+        let titles = try listed(cli, "notes").map(\.title)
+        #expect(titles.first == "Reading goals 2026")
+        #expect(titles.dropFirst().first == "Stoic themes")
+    }
+
+    @Test func searchFindsPassagesAndNotes() throws {
+        let cli = try sampleLibrary()
+        let passage = try cli.run("search", "deliberately", "--json")
+        #expect(passage.stdout.contains("Walden"))
+        #expect(passage.stdout.contains("Stoic themes"))
+        let none = try cli.run("search", "xylophone")
+        #expect(none.stdout.contains("No matches"))
+        let hostile = try cli.run("search", "\"unbalanced", "AND", "(")
+        #expect(hostile.status == 0, "\(hostile.stderr)")
+    }
+
+    @Test func trashListRestoreAndEmpty() throws {
+        let cli = try sampleLibrary()
+        let store = try LibraryStore.open(at: cli.library)
+        let walden = ItemID("0b6f1f8e-1c1e-4d5e-9a53-6f1b0e2a7c01")
+        let moby = ItemID("7e41b0c3-2f5d-4a9b-b6e8-1c2d3e4f5a03")
+        try store.write { try $0.trash(id: walden); try $0.trash(id: moby) }
+        #expect(try cli.run("trash", "list").stdout.contains("Books/Walden - Henry David Thoreau.md"))
+        #expect(try listed(cli, "books").count == 2)
+
+        let restored = try cli.run("trash", "restore", walden.rawValue)
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try listed(cli, "books").contains { $0.path == "Books/Walden - Henry David Thoreau.md" })
+        #expect(try cli.run("trash", "restore", walden.rawValue).status != 0)
+
+        #expect(try cli.run("trash", "empty").stdout.contains("1 item"))
+        #expect(try cli.run("trash", "list").stdout.contains("empty"))
+    }
+
+    @Test func statusReportsCountsAndPendingInvalidSaves() throws {
+        let cli = try sampleLibrary()
+        let store = try LibraryStore.open(at: cli.library)
+        let path = "Books/Meditations - Marcus Aurelius.md"
+        let record = try #require(try store.record(atPath: path))
+        try store.write {
+            _ = try $0.saveDraft(id: record.item.id, text: "---\ncurrent_page: many\n---\n",
+                                 diagnostics: [Diagnostic(line: 2, message: "current_page: \"many\" is not a whole number")])
+        }
+        let status = try cli.run("status")
+        #expect(status.stdout.contains("4 books, 3 notes"))
+        #expect(status.stdout.contains(path))
+        #expect(status.stdout.contains("line 2: current_page"))
+        let json = try cli.run("status", "--json")
+        #expect(json.stdout.contains("\"drafts\""))
+        #expect(json.stdout.contains("not a whole number"))
+    }
+}

@@ -1,0 +1,57 @@
+import Foundation
+import Testing
+
+/// `shelf mount` / `shelf unmount` as a user runs them: a background daemon, one-line errors.
+@Suite(.serialized) struct MountCommandTests {
+    /// A CLI with the sample library and an empty mountpoint; the mount is always taken down.
+    func withSampleMount(_ body: (ShelfCLI, String) throws -> Void) throws {
+        let cli = try ShelfCLI()
+        try cli.run("init", cli.library.path)
+        try cli.run("import", ShelfCLI.samples.appendingPathComponent("library").path)
+        let mountpoint = cli.scratch.appendingPathComponent("mnt").path
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        defer { ShelfCLI.forceUnmount(mountpoint) }
+        try body(cli, mountpoint)
+    }
+
+    @Test func mountsInTheBackgroundAndUnmountsCleanly() throws {
+        try withSampleMount { cli, mountpoint in
+            let mounted = try cli.run("mount", mountpoint, timeout: .seconds(40))
+            #expect(mounted.status == 0, "\(mounted.stderr)")
+            #expect(mounted.stdout.contains("Mounted \(cli.library.path) at \(mountpoint)"))
+
+            let listing = try cli.tool("ls", mountpoint + "/Books", timeout: .seconds(10))
+            #expect(listing.stdout.contains("Walden - Henry David Thoreau.md"))
+            #expect(try cli.run("status").stdout.contains("Mounted: \(mountpoint)"))
+
+            let again = try cli.run("mount", mountpoint, timeout: .seconds(40))
+            #expect(again.status != 0)
+            #expect(again.stderr.contains("already"), "\(again.stderr)")
+
+            let unmounted = try cli.run("unmount", mountpoint, timeout: .seconds(20))
+            #expect(unmounted.status == 0, "\(unmounted.stderr)")
+            #expect(try cli.run("status").stdout.contains("Mounted: no"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: mountpoint).isEmpty)
+        }
+    }
+
+    @Test func badMountpointsGetOneLineAndNoMount() throws {
+        try withSampleMount { cli, mountpoint in
+            let missing = cli.scratch.appendingPathComponent("no-such-folder").path
+            let notEmpty = cli.scratch.appendingPathComponent("full").path
+            try FileManager.default.createDirectory(atPath: notEmpty, withIntermediateDirectories: true)
+            try "keep me".write(toFile: notEmpty + "/file.txt", atomically: true, encoding: .utf8)
+
+            for (path, mention) in [(missing, "does not exist"), (notEmpty, "not empty")] {
+                let result = try cli.run("mount", path, timeout: .seconds(40))
+                #expect(result.status != 0)
+                #expect(result.stderr.contains(mention), "\(result.stderr)")
+                #expect(result.stderr.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1)
+            }
+            #expect(try String(contentsOfFile: notEmpty + "/file.txt", encoding: .utf8) == "keep me")
+            let notMounted = try cli.run("unmount", mountpoint)
+            #expect(notMounted.status != 0)
+            #expect(notMounted.stderr.contains("not a mounted Shelf library"))
+        }
+    }
+}

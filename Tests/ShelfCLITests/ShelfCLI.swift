@@ -1,0 +1,57 @@
+import Foundation
+import FuseTestSupport
+
+/// Runs the built `shelf` binary the way a user's shell would, with its own config folder so
+/// tests never read or write the real `~/.config/shelf`, and a deadline so a hang fails the test.
+struct ShelfCLI {
+    /// A scratch folder per test: `library/`, `config/`, and room for exports and import files.
+    let scratch: URL
+    var environment: [String: String]
+
+    init() throws {
+        scratch = FileManager.default.temporaryDirectory
+            .appendingPathComponent("shelf-cli-\(UUID().uuidString)", isDirectory: true)
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        var environment = ProcessInfo.processInfo.environment
+        environment["XDG_CONFIG_HOME"] = scratch.appendingPathComponent("config").path
+        environment["HOME"] = scratch.path
+        environment.removeValue(forKey: "SHELF_LIBRARY")
+        self.environment = environment
+    }
+
+    var library: URL { scratch.appendingPathComponent("library", isDirectory: true) }
+
+    /// The `shelf` executable built next to this test bundle.
+    static var executable: URL {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("shelf")
+    }
+
+    /// The repository's `samples/` folder.
+    static var samples: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent().appendingPathComponent("samples", isDirectory: true)
+    }
+
+    @discardableResult
+    func run(_ arguments: String..., timeout: Duration = .seconds(60)) throws -> CommandResult {
+        try run(arguments, timeout: timeout)
+    }
+
+    @discardableResult
+    func run(_ arguments: [String], timeout: Duration = .seconds(60)) throws -> CommandResult {
+        try CommandRunner.run(Self.executable.path, arguments, in: scratch.path, environment: environment, timeout: timeout)
+    }
+
+    /// Runs another program (python3, ls…) with this CLI's environment.
+    func tool(_ executable: String, _ arguments: String..., timeout: Duration = .seconds(60)) throws -> CommandResult {
+        try CommandRunner.run(executable, arguments, in: scratch.path, environment: environment, timeout: timeout)
+    }
+
+    /// Takes a mount down however it is: `fusermount3 -u`, then `-u -z`.
+    static func forceUnmount(_ mountpoint: String) {
+        for arguments in [["-u", mountpoint], ["-u", "-z", mountpoint]] {
+            guard let result = try? CommandRunner.run("fusermount3", arguments, in: "/", timeout: .seconds(10)),
+                  result.status != 0 else { return }
+        }
+    }
+}
