@@ -5,43 +5,43 @@ import ShelfModel
 ///
 /// The store keeps item paths in this same form, so a mount path and a record's `path` compare
 /// directly.
-public struct MountPath: Hashable, Sendable, CustomStringConvertible {
-    public let rawValue: String
+struct MountPath: Hashable, Sendable, CustomStringConvertible {
+    let rawValue: String
 
-    public init(_ rawValue: String) { self.rawValue = rawValue }
+    init(_ rawValue: String) { self.rawValue = rawValue }
 
-    public static let root = MountPath("")
+    static let root = MountPath("")
     /// The hidden read-only status folder.
-    public static let statusFolder = MountPath(".shelf")
+    static let statusFolder = MountPath(".shelf")
 
-    public var isRoot: Bool { rawValue.isEmpty }
-    public var description: String { rawValue.isEmpty ? "/" : rawValue }
+    var isRoot: Bool { rawValue.isEmpty }
+    var description: String { rawValue.isEmpty ? "/" : rawValue }
 
-    public var components: [Substring] { rawValue.split(separator: "/") }
+    var components: [Substring] { rawValue.split(separator: "/") }
 
     /// The last component (`""` for the root).
-    public var name: String {
+    var name: String {
         guard let slash = rawValue.lastIndex(of: "/") else { return rawValue }
         return String(rawValue[rawValue.index(after: slash)...])
     }
 
     /// The folder holding this path (the root for top-level entries and the root itself).
-    public var parent: MountPath {
+    var parent: MountPath {
         guard let slash = rawValue.lastIndex(of: "/") else { return .root }
         return MountPath(String(rawValue[..<slash]))
     }
 
-    public func appending(_ name: String) -> MountPath {
+    func appending(_ name: String) -> MountPath {
         isRoot ? MountPath(name) : MountPath(rawValue + "/" + name)
     }
 
     /// Whether `self` is `folder` or lies somewhere below it.
-    public func isInside(_ folder: MountPath) -> Bool {
+    func isInside(_ folder: MountPath) -> Bool {
         folder.isRoot || rawValue == folder.rawValue || rawValue.hasPrefix(folder.rawValue + "/")
     }
 
     /// `self` with its leading `from` folder replaced by `to` (for folder renames).
-    public func replacingPrefix(_ from: MountPath, with to: MountPath) -> MountPath {
+    func replacingPrefix(_ from: MountPath, with to: MountPath) -> MountPath {
         guard isInside(from), !from.isRoot else { return self }
         return MountPath(to.rawValue + rawValue.dropFirst(from.rawValue.count))
     }
@@ -54,31 +54,31 @@ public struct MountPath: Hashable, Sendable, CustomStringConvertible {
 /// while saving (`4913`, `.x.md.swp`, `x.md~`, `sedAbC123`, `.goutputstream-XYZ`,
 /// `x.md___jb_tmp___`, `.#x.md`) — is a plain file kept verbatim. Editor names either lack the
 /// `.md` ending or start with a dot, so one rule covers them all.
-public enum PathRules {
+enum PathRules {
     /// The kind whose items live under `path`, if `path` is inside `Books/` or `Notes/`.
-    public static func itemKind(under path: MountPath) -> ItemKind? {
+    static func itemKind(under path: MountPath) -> ItemKind? {
         guard let top = path.components.first else { return nil }
         return ItemKind(folderName: String(top))
     }
 
     /// Whether `folder` is `Books`, `Notes` or one of their (non-hidden) sub-folders.
-    public static func isItemFolder(_ folder: MountPath) -> Bool {
+    static func isItemFolder(_ folder: MountPath) -> Bool {
         guard itemKind(under: folder) != nil else { return false }
         return !folder.components.contains { $0.hasPrefix(".") }
     }
 
     /// Whether `name` is an item file name: `*.md`, not hidden, not only the extension.
-    public static func isItemFileName(_ name: String) -> Bool {
+    static func isItemFileName(_ name: String) -> Bool {
         name.hasSuffix(".md") && name.count > 3 && !name.hasPrefix(".")
     }
 
     /// Whether `path` names an item file (whether or not an item is there now).
-    public static func isItemPath(_ path: MountPath) -> Bool {
+    static func isItemPath(_ path: MountPath) -> Bool {
         !path.isRoot && isItemFolder(path.parent) && isItemFileName(path.name)
     }
 
     /// Whether `path` is the status folder or inside it.
-    public static func isStatusPath(_ path: MountPath) -> Bool {
+    static func isStatusPath(_ path: MountPath) -> Bool {
         path.isInside(.statusFolder) && !path.isRoot
     }
 }

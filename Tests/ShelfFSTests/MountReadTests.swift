@@ -19,6 +19,8 @@ import ShelfStore
             #expect(try mount.text(book.path) == book.content)
             let size = try mount.sh("stat -c %s '\(book.path)'").trimmingCharacters(in: .whitespacesAndNewlines)
             #expect(size == String(book.content.utf8.count))
+            let long = try mount.sh("ls -l Books").split(separator: "\n").last.map { $0.split(separator: " ") } ?? []
+            #expect(long.count > 4 && long[4] == String(book.content.utf8.count), "ls -l shows the exact size")
             #expect(try mount.sh("cat '\(note.path)'") == note.content)
             #expect(try mount.sh("grep -rl 'mind-killer' .").contains(book.path))
             #expect(try mount.sh("find . -name '*.md' | sort").split(separator: "\n").count == 2)
