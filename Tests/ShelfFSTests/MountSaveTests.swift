@@ -201,7 +201,7 @@ import ShelfStore
             let updated = try cli.update(.note(changed))
             #expect(try eventually(within: 1) { try mount.text(note.path) == updated.content })
             let added = try cli.insert(.note(Note(title: "From CLI", content: "x\n")))
-            #expect(try eventually(within: 1) { (try? mount.text(added.path)) == added.content })
+            #expect(eventually(within: 1) { (try? mount.text(added.path)) == added.content })
         }
     }
 
