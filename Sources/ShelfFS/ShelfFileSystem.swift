@@ -265,6 +265,12 @@ final class ShelfFileSystem: Sendable {
             let open = ItemOpenFile(inode: inode, bytes: truncates ? [] : Array(record.content.utf8),
                                     baseVersion: record.version, writable: flags.isWritable,
                                     appends: flags.appends, dirty: truncates)
+            // The kernel keeps one size per inode, and a writer's `O_TRUNC` or unsaved writes
+            // change it; a reader opened meanwhile bypasses the page cache so it reads its
+            // whole snapshot whatever size the kernel holds.
+            if !flags.isWritable, openFiles.itemFiles(of: inode).contains(where: \.writable) {
+                return OpenedFile(handle: openFiles.add(.item(open)), directIO: true)
+            }
             let keepCache = !truncates && cachedVersions.withLock { cached in
                 defer { cached[inode] = record.version }
                 return cached[inode] == record.version
