@@ -100,7 +100,7 @@ extension ShelfFileSystem {
     func removeDirectory(parent: UInt64, name: String) throws {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
-            guard PathRules.itemKind(under: path).map({ path.rawValue != $0.folderName }) ?? true else {
+            guard ItemKind(folderName: path.rawValue) == nil else {
                 throw Errno(EBUSY)  // Books/ and Notes/ always exist
             }
             guard !holdsItems(path) else { throw Errno(ENOTEMPTY) }

@@ -159,6 +159,7 @@ import ShelfStore
                           newName: "Plan.md", flags: [])
         }
         #expect(throws: Errno(EACCES)) { try fs.unlink(parent: try folder(".shelf"), name: "errors.txt") }
+        #expect(throws: Errno(EBUSY)) { try fs.removeDirectory(parent: root, name: "Books") }
     }
 
     @Test func changesFromOutsideReachTheIndex() throws {
