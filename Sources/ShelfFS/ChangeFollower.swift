@@ -1,0 +1,107 @@
+import Foundation
+import Synchronization
+import FuseKit
+import ShelfModel
+import ShelfStore
+
+/// Brings changes made outside this mount (the CLI, an import, another mount, sync) into the
+/// kernel's view: a thread reads the store's change feed every `interval`, updates the item
+/// index and queues invalidations on the session's notifier.
+///
+/// Only what the kernel holds is invalidated (inodes with a lookup count, names in folders it
+/// has looked up). A file open in an editor is never deleted or moved under it, and a file with
+/// open writers loses only its cached attributes, never the pages the writer works on. Changes
+/// this mount made itself are already in the index at the same version and cost nothing.
+final class ChangeFollower: Sendable {
+    private let fileSystem: ShelfFileSystem
+    private let interval: TimeInterval
+    private let sequence: Mutex<Int64>
+    private let running = Mutex(true)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// Follows the feed from `sequence`, the feed position the index was loaded at.
+    init(fileSystem: ShelfFileSystem, after sequence: Int64, interval: TimeInterval = 0.15) {
+        self.fileSystem = fileSystem
+        self.sequence = Mutex(sequence)
+        self.interval = interval
+    }
+
+    func start() {
+        let thread = Thread { [self] in
+            while running.withLock({ $0 }) {
+                do {
+                    try poll()
+                } catch {
+                    fileSystem.logger.error("cannot read the library's change feed: \(error)")
+                }
+                Thread.sleep(forTimeInterval: interval)
+            }
+            finished.signal()
+        }
+        thread.name = "shelf.change-follower"
+        thread.start()
+    }
+
+    /// Stops the thread and waits for its last poll to end.
+    func stop() {
+        let wasRunning = running.withLock { running in
+            defer { running = false }
+            return running
+        }
+        if wasRunning { finished.wait() }
+    }
+
+    /// Applies every change since the last poll; returns how many there were.
+    @discardableResult
+    func poll() throws -> Int {
+        let after = sequence.withLock { $0 }
+        let changes = try fileSystem.store.changes(after: after)
+        guard let last = changes.last else { return 0 }
+        var seen = Set<ItemID>()
+        for change in changes where seen.insert(change.id).inserted {
+            try apply(current: fileSystem.store.summary(id: change.id), id: change.id)
+        }
+        sequence.withLock { $0 = last.sequence }
+        return changes.count
+    }
+
+    private func apply(current: ItemSummary?, id: ItemID) throws {
+        let index = fileSystem.index
+        let known = index.summary(id: id)
+        if let known, let current, known.version == current.version, known.path == current.path { return }
+        let itemInode = fileSystem.inodes.kernelInode(for: .item(id))
+        if let current {
+            try fileSystem.ensureFolder(MountPath(current.path).parent)
+            index.put(current)
+            if known?.path != current.path { announceName(MountPath(current.path)) }
+        } else {
+            index.remove(id)
+        }
+        if let known, known.path != current?.path {
+            forgetName(MountPath(known.path), deletedInode: current == nil ? itemInode : nil)
+        }
+        if let itemInode, let known, let current, known.version != current.version {
+            fileSystem.cachedVersions.withLock { $0[itemInode] = nil }
+            let hasWriters = fileSystem.openFiles.itemFiles(of: itemInode).contains(where: \.writable)
+            fileSystem.invalidate(hasWriters ? .attributes(Inode(itemInode)) : .content(Inode(itemInode)))
+        }
+    }
+
+    /// A name appeared: drop a cached "no such file" for it.
+    private func announceName(_ path: MountPath) {
+        guard let parent = fileSystem.inodes.kernelInode(for: .plain(path.parent)) else { return }
+        fileSystem.invalidate(.entry(parent: Inode(parent), name: path.name))
+    }
+
+    /// A name went away: drop it. `deletedInode`: the item itself is gone (trashed), which the
+    /// kernel tells watchers — unless the file is open: an editor keeps its file until it closes it.
+    private func forgetName(_ path: MountPath, deletedInode inode: UInt64?) {
+        guard let parent = fileSystem.inodes.kernelInode(for: .plain(path.parent)) else { return }
+        if let inode {
+            guard !fileSystem.openFiles.isOpen(inode) else { return }
+            fileSystem.invalidate(.deletion(parent: Inode(parent), child: Inode(inode), name: path.name))
+        } else {
+            fileSystem.invalidate(.entry(parent: Inode(parent), name: path.name))
+        }
+    }
+}

@@ -1,0 +1,28 @@
+import Glibc
+
+/// Linux system calls that Swift's Glibc module does not import (`<sys/xattr.h>` and
+/// `renameat2`, which need `_GNU_SOURCE`), resolved once from the C library by name.
+enum LinuxCalls {
+    static let xattrCreate: Int32 = 1  // XATTR_CREATE
+    static let xattrReplace: Int32 = 2  // XATTR_REPLACE
+    static let timeOmit = (1 << 30) - 2  // UTIME_OMIT
+
+    typealias GetAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int
+    typealias SetAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32) -> Int32
+    typealias ListAttributes = @convention(c) (UnsafePointer<CChar>, UnsafeMutablePointer<CChar>?, Int) -> Int
+    typealias RemoveAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
+    typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+
+    nonisolated(unsafe) static let lgetxattr: GetAttribute = resolve("lgetxattr")
+    nonisolated(unsafe) static let lsetxattr: SetAttribute = resolve("lsetxattr")
+    nonisolated(unsafe) static let llistxattr: ListAttributes = resolve("llistxattr")
+    nonisolated(unsafe) static let lremovexattr: RemoveAttribute = resolve("lremovexattr")
+    nonisolated(unsafe) static let renameat2: RenameAt2 = resolve("renameat2")
+
+    private static func resolve<F>(_ name: String) -> F {
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else {
+            fatalError("the C library lacks \(name) (glibc 2.28 or newer is required)")
+        }
+        return unsafeBitCast(symbol, to: F.self)
+    }
+}

@@ -1,0 +1,84 @@
+import ShelfModel
+
+/// A path inside the mount, relative to its root, without leading or trailing slash
+/// (`""` is the root, `Books/Shelf 1/Dune - Frank Herbert.md` an item file).
+///
+/// The store keeps item paths in this same form, so a mount path and a record's `path` compare
+/// directly.
+struct MountPath: Hashable, Sendable, CustomStringConvertible {
+    let rawValue: String
+
+    init(_ rawValue: String) { self.rawValue = rawValue }
+
+    static let root = MountPath("")
+    /// The hidden read-only status folder.
+    static let statusFolder = MountPath(".shelf")
+
+    var isRoot: Bool { rawValue.isEmpty }
+    var description: String { rawValue.isEmpty ? "/" : rawValue }
+
+    var components: [Substring] { rawValue.split(separator: "/") }
+
+    /// The last component (`""` for the root).
+    var name: String {
+        guard let slash = rawValue.lastIndex(of: "/") else { return rawValue }
+        return String(rawValue[rawValue.index(after: slash)...])
+    }
+
+    /// The folder holding this path (the root for top-level entries and the root itself).
+    var parent: MountPath {
+        guard let slash = rawValue.lastIndex(of: "/") else { return .root }
+        return MountPath(String(rawValue[..<slash]))
+    }
+
+    func appending(_ name: String) -> MountPath {
+        isRoot ? MountPath(name) : MountPath(rawValue + "/" + name)
+    }
+
+    /// Whether `self` is `folder` or lies somewhere below it.
+    func isInside(_ folder: MountPath) -> Bool {
+        folder.isRoot || rawValue == folder.rawValue || rawValue.hasPrefix(folder.rawValue + "/")
+    }
+
+    /// `self` with its leading `from` folder replaced by `to` (for folder renames).
+    func replacingPrefix(_ from: MountPath, with to: MountPath) -> MountPath {
+        guard isInside(from), !from.isRoot else { return self }
+        return MountPath(to.rawValue + rawValue.dropFirst(from.rawValue.count))
+    }
+}
+
+/// Which paths are items and which are plain files: the one place that decides it.
+///
+/// Everything under `Books/` and `Notes/` named `*.md` (and not hidden) is an item file; every
+/// other name — user folders, attachments, and the temp, swap and backup files editors make
+/// while saving (`4913`, `.x.md.swp`, `x.md~`, `sedAbC123`, `.goutputstream-XYZ`,
+/// `x.md___jb_tmp___`, `.#x.md`) — is a plain file kept verbatim. Editor names either lack the
+/// `.md` ending or start with a dot, so one rule covers them all.
+enum PathRules {
+    /// The kind whose items live under `path`, if `path` is inside `Books/` or `Notes/`.
+    static func itemKind(under path: MountPath) -> ItemKind? {
+        guard let top = path.components.first else { return nil }
+        return ItemKind(folderName: String(top))
+    }
+
+    /// Whether `folder` is `Books`, `Notes` or one of their (non-hidden) sub-folders.
+    static func isItemFolder(_ folder: MountPath) -> Bool {
+        guard itemKind(under: folder) != nil else { return false }
+        return !folder.components.contains { $0.hasPrefix(".") }
+    }
+
+    /// Whether `name` is an item file name: `*.md`, not hidden, not only the extension.
+    static func isItemFileName(_ name: String) -> Bool {
+        name.hasSuffix(".md") && name.count > 3 && !name.hasPrefix(".")
+    }
+
+    /// Whether `path` names an item file (whether or not an item is there now).
+    static func isItemPath(_ path: MountPath) -> Bool {
+        !path.isRoot && isItemFolder(path.parent) && isItemFileName(path.name)
+    }
+
+    /// Whether `path` is the status folder or inside it.
+    static func isStatusPath(_ path: MountPath) -> Bool {
+        path.isInside(.statusFolder) && !path.isRoot
+    }
+}

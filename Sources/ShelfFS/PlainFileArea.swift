@@ -1,0 +1,178 @@
+import Foundation
+import Glibc
+import FuseKit
+
+extension Errno {
+    /// The errno of the last failed system call.
+    static var current: Errno { Errno(errno) }
+}
+
+/// The real directory that holds everything of the mount that is not an item: user folders,
+/// attachments, `.obsidian/`, `.trash/` and editor temp files, stored verbatim.
+///
+/// Each method is one system call on `root/<path>`, never following a symlink at the last
+/// component, and throws the call's errno.
+struct PlainFileArea: Sendable {
+    let root: URL
+
+    /// Names Shelf itself uses for half-written files; never listed.
+    static let internalPrefix = ".shelf-write-"
+
+    func realPath(_ path: MountPath) -> String {
+        path.isRoot ? root.path : root.path + "/" + path.rawValue
+    }
+
+    func status(_ path: MountPath) throws(Errno) -> stat {
+        var info = stat()
+        guard lstat(realPath(path), &info) == 0 else { throw .current }
+        return info
+    }
+
+    func exists(_ path: MountPath) -> Bool {
+        (try? status(path)) != nil
+    }
+
+    func isDirectory(_ path: MountPath) -> Bool {
+        guard let info = try? status(path) else { return false }
+        return info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    /// Entry names of the folder, without `.` and `..`.
+    func entries(of path: MountPath) throws(Errno) -> [String] {
+        guard let dir = opendir(realPath(path)) else { throw .current }
+        defer { closedir(dir) }
+        var names: [String] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(cString: raw.bindMemory(to: CChar.self).baseAddress!)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names.sorted()
+    }
+
+    func open(_ path: MountPath, flags: Int32, mode: mode_t = 0o644) throws(Errno) -> Int32 {
+        let fd = Glibc.open(realPath(path), flags | O_NOFOLLOW | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw .current }
+        return fd
+    }
+
+    func makeDirectory(_ path: MountPath, mode: mode_t) throws(Errno) {
+        guard mkdir(realPath(path), mode) == 0 else { throw .current }
+    }
+
+    func removeDirectory(_ path: MountPath) throws(Errno) {
+        guard rmdir(realPath(path)) == 0 else { throw .current }
+    }
+
+    func unlink(_ path: MountPath) throws(Errno) {
+        guard Glibc.unlink(realPath(path)) == 0 else { throw .current }
+    }
+
+    func rename(_ from: MountPath, to: MountPath, flags: UInt32 = 0) throws(Errno) {
+        guard LinuxCalls.renameat2(AT_FDCWD, realPath(from), AT_FDCWD, realPath(to), flags) == 0 else { throw .current }
+    }
+
+    func symlink(_ path: MountPath, target: String) throws(Errno) {
+        guard Glibc.symlink(target, realPath(path)) == 0 else { throw .current }
+    }
+
+    func readLink(_ path: MountPath) throws(Errno) -> String {
+        var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
+        let count = readlink(realPath(path), &buffer, buffer.count - 1)
+        guard count >= 0 else { throw .current }
+        return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    func changeMode(_ path: MountPath, to mode: mode_t) throws(Errno) {
+        guard chmod(realPath(path), mode) == 0 else { throw .current }
+    }
+
+    func changeOwner(_ path: MountPath, uid: uid_t, gid: gid_t) throws(Errno) {
+        guard lchown(realPath(path), uid, gid) == 0 else { throw .current }
+    }
+
+    func truncate(_ path: MountPath, to size: off_t) throws(Errno) {
+        guard Glibc.truncate(realPath(path), size) == 0 else { throw .current }
+    }
+
+    /// Sets access and modification times; nil leaves one as it is.
+    func setTimes(_ path: MountPath, access: timespec?, modification: timespec?) throws(Errno) {
+        let omit = timespec(tv_sec: 0, tv_nsec: LinuxCalls.timeOmit)
+        let times = [access ?? omit, modification ?? omit]
+        guard utimensat(AT_FDCWD, realPath(path), times, AT_SYMLINK_NOFOLLOW) == 0 else { throw .current }
+    }
+
+    /// Writes `data` as the whole file at `path`, replacing it atomically (a temp file beside it,
+    /// fsync, rename) so a crash never leaves it half written.
+    func writeAtomically(_ data: [UInt8], to path: MountPath) throws(Errno) {
+        let temp = path.parent.appending(Self.internalPrefix + UUID().uuidString)
+        let fd = try open(temp, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
+        var written = 0
+        while written < data.count {
+            let count = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, data.count - written) }
+            if count < 0 {
+                let failure = Errno.current
+                close(fd)
+                try? unlink(temp)
+                throw failure
+            }
+            written += count
+        }
+        let synced = fsync(fd) == 0
+        close(fd)
+        guard synced else { try? unlink(temp); throw .current }
+        try rename(temp, to: path)
+    }
+
+    /// The whole content of the file at `path`.
+    func readAll(_ path: MountPath) throws(Errno) -> [UInt8] {
+        let fd = try open(path, flags: O_RDONLY)
+        defer { close(fd) }
+        return try Self.readAll(fd: fd)
+    }
+
+    static func readAll(fd: Int32) throws(Errno) -> [UInt8] {
+        var result: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        var offset: off_t = 0
+        while true {
+            let count = chunk.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, offset) }
+            guard count >= 0 else { throw .current }
+            if count == 0 { return result }
+            result += chunk[..<count]
+            offset += off_t(count)
+        }
+    }
+
+    // MARK: Extended attributes, passed through
+
+    func getAttribute(_ path: MountPath, name: String) throws(Errno) -> [UInt8] {
+        let size = LinuxCalls.lgetxattr(realPath(path), name, nil, 0)
+        guard size >= 0 else { throw .current }
+        var buffer = [UInt8](repeating: 0, count: size)
+        let count = LinuxCalls.lgetxattr(realPath(path), name, &buffer, size)
+        guard count >= 0 else { throw .current }
+        return Array(buffer[..<count])
+    }
+
+    func setAttribute(_ path: MountPath, name: String, value: [UInt8], flags: Int32) throws(Errno) {
+        guard LinuxCalls.lsetxattr(realPath(path), name, value, value.count, flags) == 0 else { throw .current }
+    }
+
+    func attributeNames(_ path: MountPath) throws(Errno) -> [String] {
+        let size = LinuxCalls.llistxattr(realPath(path), nil, 0)
+        guard size >= 0 else { throw .current }
+        var buffer = [CChar](repeating: 0, count: size)
+        let count = LinuxCalls.llistxattr(realPath(path), &buffer, size)
+        guard count >= 0 else { throw .current }
+        return buffer[..<count].split(separator: 0).map {
+            String(decoding: $0.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
+    }
+
+    func removeAttribute(_ path: MountPath, name: String) throws(Errno) {
+        guard LinuxCalls.lremovexattr(realPath(path), name) == 0 else { throw .current }
+    }
+
+}

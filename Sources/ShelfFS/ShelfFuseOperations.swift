@@ -1,0 +1,233 @@
+import Foundation
+import Synchronization
+import FuseKit
+import ShelfStore
+
+/// The kernel's side of a Shelf mount: forwards each FUSE request to the library filesystem
+/// and answers it, and follows the library's change feed while mounted.
+///
+/// `ShelfMount` is the usual way in; tests hand this to a `TestMount` and call
+/// ``attach(_:)`` with the session's notifier.
+public final class ShelfFuseOperations: FuseOperations {
+    let fileSystem: ShelfFileSystem
+    private let follower: ChangeFollower
+    /// Folder listings by `opendir` handle: one consistent snapshot per open, so offsets hold.
+    private let listings = Mutex<(next: UInt64, open: [UInt64: [ShelfFileSystem.Listed]])>((1, [:]))
+
+    /// Loads the library's index. Throws the store's error when the library cannot be read.
+    public init(store: LibraryStore) throws {
+        fileSystem = try ShelfFileSystem(store: store)
+        follower = ChangeFollower(fileSystem: fileSystem, after: fileSystem.loadedSequence)
+    }
+
+    /// Starts pushing changes from outside the mount to the kernel through `notifier`.
+    public func attach(_ notifier: Notifier) {
+        fileSystem.attach(notifier)
+        follower.start()
+    }
+
+    public func initialize(_ connection: inout ConnectionInfo) {
+        connection.wanted.insert(.atomicOpenTruncate)
+        connection.wanted.remove(.writebackCache)
+        if connection.capable.contains(.readdirPlus) { connection.wanted.insert(.readdirPlus) }
+        connection.wanted.formIntersection(connection.capable)
+    }
+
+    /// Unmount: stop following and save every open's unsaved writes.
+    public func destroy() {
+        follower.stop()
+        fileSystem.flushAll()
+    }
+
+    public func lookup(_ request: Request, parent: Inode, name: String, reply: EntryReply) {
+        answer(reply) { try fileSystem.lookup(parent: parent.rawValue, name: name) }
+    }
+
+    public func forget(inode: Inode, count: UInt64) {
+        fileSystem.forget(inode.rawValue, count: count)
+    }
+
+    public func getattr(_ request: Request, inode: Inode, handle: UInt64?, reply: AttributesReply) {
+        answer(reply) { try fileSystem.cachedAttributes(of: inode.rawValue) }
+    }
+
+    public func setattr(_ request: Request, inode: Inode, changes: AttributeChanges, reply: AttributesReply) {
+        answer(reply) { try fileSystem.setAttributes(inode.rawValue, changes: changes) }
+    }
+
+    public func readlink(_ request: Request, inode: Inode, reply: ReadlinkReply) {
+        answer(reply) { try fileSystem.readLink(inode.rawValue) }
+    }
+
+    public func mknod(_ request: Request, parent: Inode, name: String, mode: UInt32, device: UInt64,
+                      reply: EntryReply) {
+        answer(reply) { try fileSystem.makeNode(parent: parent.rawValue, name: name, mode: mode, device: device) }
+    }
+
+    public func mkdir(_ request: Request, parent: Inode, name: String, mode: UInt32, reply: EntryReply) {
+        answer(reply) { try fileSystem.makeDirectory(parent: parent.rawValue, name: name, mode: mode) }
+    }
+
+    public func unlink(_ request: Request, parent: Inode, name: String, reply: EmptyReply) {
+        answer(reply) { try fileSystem.unlink(parent: parent.rawValue, name: name) }
+    }
+
+    public func rmdir(_ request: Request, parent: Inode, name: String, reply: EmptyReply) {
+        answer(reply) { try fileSystem.removeDirectory(parent: parent.rawValue, name: name) }
+    }
+
+    public func symlink(_ request: Request, parent: Inode, name: String, target: String, reply: EntryReply) {
+        answer(reply) { try fileSystem.makeSymlink(parent: parent.rawValue, name: name, target: target) }
+    }
+
+    public func rename(_ request: Request, parent: Inode, name: String, newParent: Inode, newName: String,
+                       flags: RenameFlags, reply: EmptyReply) {
+        answer(reply) {
+            try fileSystem.rename(parent: parent.rawValue, name: name, newParent: newParent.rawValue,
+                                  newName: newName, flags: flags)
+        }
+    }
+
+    public func link(_ request: Request, inode: Inode, newParent: Inode, newName: String, reply: EntryReply) {
+        reply.fail(Errno.notPermitted)  // one file, one name: an item has exactly one path
+    }
+
+    public func open(_ request: Request, inode: Inode, flags: OpenFlags, reply: OpenReply) {
+        answer(reply) { try fileSystem.open(inode.rawValue, flags: flags) }
+    }
+
+    public func create(_ request: Request, parent: Inode, name: String, mode: UInt32, flags: OpenFlags,
+                       reply: CreateReply) {
+        answer(reply) { try fileSystem.create(parent: parent.rawValue, name: name, mode: mode, flags: flags) }
+    }
+
+    public func read(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, size: Int, reply: DataReply) {
+        answer(reply) { try fileSystem.read(handle: handle, offset: offset, size: size) }
+    }
+
+    public func write(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, data: [UInt8],
+                      reply: WriteReply) {
+        answer(reply) { try fileSystem.write(handle: handle, offset: offset, data: data) }
+    }
+
+    public func flush(_ request: Request, inode: Inode, handle: UInt64, reply: EmptyReply) {
+        answer(reply) { try fileSystem.flush(handle: handle) }
+    }
+
+    public func fsync(_ request: Request, inode: Inode, handle: UInt64, dataOnly: Bool, reply: EmptyReply) {
+        answer(reply) { try fileSystem.sync(handle: handle) }
+    }
+
+    public func release(_ request: Request, inode: Inode, handle: UInt64, flags: OpenFlags, reply: EmptyReply) {
+        answer(reply) { try fileSystem.release(handle: handle) }
+    }
+
+    public func opendir(_ request: Request, inode: Inode, flags: OpenFlags, reply: OpenReply) {
+        answer(reply) {
+            let listed = try fileSystem.dotEntries(of: inode.rawValue) + fileSystem.list(inode.rawValue)
+            let handle = listings.withLock { listings in
+                defer { listings.next += 1 }
+                listings.open[listings.next] = listed
+                return listings.next
+            }
+            return OpenedFile(handle: handle)
+        }
+    }
+
+    public func readdir(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, capacity: Int,
+                        reply: DirectoryReply) {
+        answer(reply) {
+            var batch = DirectoryListing(capacity: capacity)
+            for (position, listed) in try listed(handle, from: offset) {
+                let child = Inode(fileSystem.inode(for: listed.key))
+                guard batch.add(name: listed.name, inode: child, kind: fileSystem.kind(of: listed),
+                                nextOffset: position + 1) else { break }
+            }
+            return batch
+        }
+    }
+
+    public func readdirplus(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, capacity: Int,
+                            reply: DirectoryPlusReply) {
+        answer(reply) {
+            var batch = DirectoryPlusListing(capacity: capacity)
+            for (position, listed) in try listed(handle, from: offset) {
+                // A name that vanished since opendir is skipped, as a real folder would.
+                guard let entry = try? fileSystem.entry(for: listed.key, counting: false) else { continue }
+                guard batch.add(name: listed.name, entry: entry, nextOffset: position + 1) else { break }
+                if !listed.isDotEntry { fileSystem.inodes.countLookup(entry.attributes.inode.rawValue) }
+            }
+            return batch
+        }
+    }
+
+    public func releasedir(_ request: Request, inode: Inode, handle: UInt64, reply: EmptyReply) {
+        listings.withLock { _ = $0.open.removeValue(forKey: handle) }
+        reply.succeed()
+    }
+
+    public func fsyncdir(_ request: Request, inode: Inode, handle: UInt64, dataOnly: Bool, reply: EmptyReply) {
+        reply.succeed()  // names live in the store, committed with each change
+    }
+
+    public func statfs(_ request: Request, inode: Inode, reply: StatisticsReply) {
+        answer(reply) { try fileSystem.statistics() }
+    }
+
+    public func setxattr(_ request: Request, inode: Inode, name: String, value: [UInt8],
+                         mode: ExtendedAttributeMode, reply: EmptyReply) {
+        answer(reply) { try fileSystem.setExtendedAttribute(inode.rawValue, name: name, value: value, mode: mode) }
+    }
+
+    public func getxattr(_ request: Request, inode: Inode, name: String, reply: ExtendedAttributeReply) {
+        answer(reply) { try fileSystem.extendedAttribute(inode.rawValue, name: name) }
+    }
+
+    public func listxattr(_ request: Request, inode: Inode, reply: ExtendedAttributeListReply) {
+        answer(reply) { try fileSystem.extendedAttributeNames(inode.rawValue) }
+    }
+
+    public func removexattr(_ request: Request, inode: Inode, name: String, reply: EmptyReply) {
+        answer(reply) { try fileSystem.removeExtendedAttribute(inode.rawValue, name: name) }
+    }
+
+    /// Answers `reply` with `body`'s result, or with the errno its error stands for; errors
+    /// without a precise errno are logged, since the program only sees `EIO`.
+    private func answer<T>(_ reply: Reply<T>, _ body: () throws -> T) {
+        reply.respond {
+            do {
+                return try body()
+            } catch let error as Errno {
+                throw error
+            } catch let error as StoreError {
+                let errno = Self.errno(for: error)
+                if errno == .ioError { fileSystem.logger.error("\(error)") }
+                throw errno
+            } catch {
+                fileSystem.logger.error("\(error)")
+                throw error
+            }
+        }
+    }
+
+    private static func errno(for error: StoreError) -> Errno {
+        switch error {
+        case .itemNotFound: .noEntry
+        case .pathTaken, .itemExists: .exists
+        case .invalidPath: .invalid
+        case .kindMismatch: .crossDevice
+        case .libraryBusy, .versionConflict: .busy
+        case .libraryMissing, .notALibrary, .libraryUnreadable, .damagedRecord: .ioError
+        }
+    }
+
+    /// The snapshot's entries after `offset` (the position of the next entry), with their positions.
+    private func listed(_ handle: UInt64, from offset: Int64) throws -> [(Int64, ShelfFileSystem.Listed)] {
+        guard let listed = listings.withLock({ $0.open[handle] }) else { throw Errno.badHandle }
+        let start = min(Int(offset), listed.count)
+        return listed.indices[start...].lazy.map { (Int64($0), listed[$0]) }.prefix(Self.batchLimit).map { $0 }
+    }
+
+    /// More entries than any kernel buffer holds, so a batch never walks the whole snapshot.
+    private static let batchLimit = 4096
+}

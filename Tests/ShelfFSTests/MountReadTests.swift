@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import FuseTestSupport
+import ShelfModel
+import ShelfStore
+@testable import ShelfFS
+
+/// Reading a library through a real mount, with real programs.
+@Suite(.serialized) struct MountReadTests {
+    @Test func listsAndReadsItemsExactly() throws {
+        let library = try TestLibrary()
+        let book = try library.addBook()
+        let note = try library.addNote()
+        try library.withMount { mount in
+            let listing = try mount.sh("ls -a . Books Notes")
+            #expect(listing.contains(".shelf"))
+            #expect(listing.contains((book.path as NSString).lastPathComponent))
+            #expect(listing.contains((note.path as NSString).lastPathComponent))
+            #expect(try mount.text(book.path) == book.content)
+            let size = try mount.sh("stat -c %s '\(book.path)'").trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(size == String(book.content.utf8.count))
+            let long = try mount.sh("ls -l Books").split(separator: "\n").last.map { $0.split(separator: " ") } ?? []
+            #expect(long.count > 4 && long[4] == String(book.content.utf8.count), "ls -l shows the exact size")
+            #expect(try mount.sh("cat '\(note.path)'") == note.content)
+            #expect(try mount.sh("grep -rl 'mind-killer' .").contains(book.path))
+            #expect(try mount.sh("find . -name '*.md' | sort").split(separator: "\n").count == 2)
+            #expect(try mount.sh("flock '\(book.path)' -c 'echo locked'") == "locked\n")
+            let free = try mount.sh("stat -f -c %a .").trimmingCharacters(in: .whitespacesAndNewlines)
+            #expect(Int(free) ?? 0 > 0, "statfs reports the library disk's free blocks")
+        }
+    }
+
+    @Test func extendedAttributesDescribeTheItem() throws {
+        let library = try TestLibrary()
+        let book = try library.addBook()
+        try library.withMount { mount in
+            let id = try mount.sh("getfattr --only-values -n user.shelf.id '\(book.path)'")
+            #expect(id == book.item.id.rawValue)
+            #expect(try mount.sh("getfattr --only-values -n user.shelf.kind '\(book.path)'") == "book")
+            #expect(try mount.sh("getfattr --only-values -n user.shelf.version '\(book.path)'") == String(book.version))
+            let error = try mount.shell("getfattr -n user.shelf.error '\(book.path)'")
+            #expect(!error.succeeded)
+            #expect(error.stderr.contains("No such attribute"))
+        }
+    }
+
+    @Test func pythonFrontmatterLoadsEveryFile() throws {
+        let library = try TestLibrary()
+        try library.addBook()
+        try library.addBook("Emma", author: "Jane Austen")
+        try library.addNote()
+        try library.withMount { mount in
+            let script = """
+            import frontmatter, pathlib
+            for p in sorted(pathlib.Path('.').rglob('*.md')):
+                post = frontmatter.load(p)
+                print(post['id'], post['title'])
+            """
+            let output = try mount.run("python3", ["-c", script])
+            #expect(output.succeeded, "\(output)")
+            #expect(output.stdout.split(separator: "\n").count == 3)
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import FuseKit
+import FuseTestSupport
+import ShelfModel
+import ShelfStore
+@testable import ShelfFS
+
+/// A new library in a temporary folder, removed when the value goes away.
+final class TestLibrary: @unchecked Sendable {
+    let folder: URL
+    let store: LibraryStore
+
+    init() throws {
+        folder = FileManager.default.temporaryDirectory
+            .appendingPathComponent("shelf-fs-tests-\(UUID().uuidString.prefix(8))", isDirectory: true)
+        store = try LibraryStore.create(at: folder)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: folder) }
+
+    /// Another handle on the same library, as the CLI in another process would open it.
+    func reopened() throws -> LibraryStore { try LibraryStore.open(at: folder) }
+
+    @discardableResult
+    func addBook(_ title: String = "Dune", author: String = "Frank Herbert") throws -> ItemRecord {
+        try store.insert(.book(Book(title: title, author: author, currentPage: 12, tags: ["scifi"],
+                                    passages: [Passage(page: 42, text: "Fear is the mind-killer.")])))
+    }
+
+    @discardableResult
+    func addNote(_ title: String = "Plan", content: String = "Read more.\n") throws -> ItemRecord {
+        try store.insert(.note(Note(title: title, content: content)))
+    }
+
+    /// Mounts the library with the real kernel, runs `body`, and always unmounts.
+    func withMount<T>(_ body: (TestMount) throws -> T) throws -> T {
+        let operations = try ShelfFuseOperations(store: store)
+        return try TestMount.withMount(operations, options: MountOptions(filesystemName: "shelf-test", subtype: "shelf")) { mount in
+            operations.attach(mount.notifier)
+            return try body(mount)
+        }
+    }
+}
+
+extension TestMount {
+    /// Runs `script` in the mountpoint and returns its standard output; throws with the whole
+    /// result when it fails.
+    @discardableResult
+    func sh(_ script: String, timeout: Duration = .seconds(10)) throws -> String {
+        let result = try shell(script, timeout: timeout)
+        guard result.succeeded else { throw ScriptFailed(script: script, result: result) }
+        return result.stdout
+    }
+
+    func bytes(_ relative: String) throws -> [UInt8] {
+        let path = path(relative)
+        return try perform { Array(try Data(contentsOf: URL(fileURLWithPath: path))) }
+    }
+
+    func text(_ relative: String) throws -> String {
+        String(decoding: try bytes(relative), as: UTF8.self)
+    }
+}
+
+struct ScriptFailed: Error, CustomStringConvertible {
+    var script: String
+    var result: CommandResult
+    var description: String { "`\(script)` failed: \(result)" }
+}
+
+/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
+func eventually(within timeout: TimeInterval = 2, _ condition: () throws -> Bool) rethrows -> Bool {
+    let deadline = Date().addingTimeInterval(timeout)
+    repeat {
+        if try condition() { return true }
+        Thread.sleep(forTimeInterval: 0.05)
+    } while Date() < deadline
+    return false
+}
