@@ -42,6 +42,13 @@ import ShelfStore
             sed 's/current_page: 12/current_page: 99/' "${F}___jb_old___" > "${F}___jb_tmp___" &&
             mv "${F}___jb_tmp___" "$F" && rm "${F}___jb_old___"
             """#),
+        // nano needs a terminal: `script` gives it a pty and types search-and-replace (^\),
+        // replace all (a), then ^X, which saves on exit with -t.
+        ("nano through a terminal", #"""
+            (sleep 0.5; printf '\034'; sleep 0.2; printf 'current_page: 12\r'; sleep 0.2
+             printf 'current_page: 99\r'; sleep 0.2; printf 'a'; sleep 0.2; printf '\030'; sleep 0.5) |
+            TERM=xterm script -qec "nano -t --ignorercfiles '$F'" /dev/null > /dev/null
+            """#),
         ("cp over", #"sed 's/current_page: 12/current_page: 99/' "$F" > /tmp/shelf-cp-$$ && cp /tmp/shelf-cp-$$ "$F" && rm /tmp/shelf-cp-$$"#),
     ]
 
