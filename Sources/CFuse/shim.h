@@ -26,12 +26,14 @@ static inline int cfuse_session_loop_mt(struct fuse_session *se, unsigned clone_
 
 static inline void cfuse_file_info_set_open_flags(struct fuse_file_info *fi, uint64_t fh,
                                                   int keep_cache, int direct_io,
-                                                  int nonseekable, int cache_readdir) {
+                                                  int nonseekable, int cache_readdir,
+                                                  int noflush) {
     fi->fh = fh;
     fi->keep_cache = keep_cache ? 1 : 0;
     fi->direct_io = direct_io ? 1 : 0;
     fi->nonseekable = nonseekable ? 1 : 0;
     fi->cache_readdir = cache_readdir ? 1 : 0;
+    fi->noflush = noflush ? 1 : 0;
 }
 
 static inline int cfuse_file_info_writepage(const struct fuse_file_info *fi) {

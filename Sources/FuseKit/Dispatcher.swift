@@ -403,7 +403,8 @@ extension fuse_entry_param {
 extension fuse_file_info {
     mutating func set(_ opened: OpenedFile) {
         cfuse_file_info_set_open_flags(&self, opened.handle, opened.keepCache ? 1 : 0, opened.directIO ? 1 : 0,
-                                       opened.nonSeekable ? 1 : 0, opened.cacheDirectory ? 1 : 0)
+                                       opened.nonSeekable ? 1 : 0, opened.cacheDirectory ? 1 : 0,
+                                       opened.noFlush ? 1 : 0)
     }
 }
 

@@ -15,6 +15,10 @@ public struct MountOptions: Sendable {
     public var readOnly: Bool
     /// libfuse's request trace on stderr.
     public var debug: Bool
+    /// Mount with `noatime`. Otherwise the kernel marks a file's access time stale after every
+    /// read and asks `getattr` on the next `stat`, a request per file for nothing a
+    /// generated-file system can answer better than its modification time.
+    public var noAccessTime: Bool
     /// Worker threads kept idle before they are ended.
     public var maximumIdleThreads: Int
     /// Upper bound on concurrent worker threads.
@@ -24,6 +28,7 @@ public struct MountOptions: Sendable {
 
     public init(filesystemName: String, subtype: String? = nil, allowOther: Bool = false,
                 defaultPermissions: Bool = false, readOnly: Bool = false, debug: Bool = false,
+                noAccessTime: Bool = true,
                 maximumIdleThreads: Int = 4, maximumThreads: Int = 16, cloneDevice: Bool = true) {
         self.filesystemName = filesystemName
         self.subtype = subtype
@@ -31,6 +36,7 @@ public struct MountOptions: Sendable {
         self.defaultPermissions = defaultPermissions
         self.readOnly = readOnly
         self.debug = debug
+        self.noAccessTime = noAccessTime
         self.maximumIdleThreads = maximumIdleThreads
         self.maximumThreads = maximumThreads
         self.cloneDevice = cloneDevice
@@ -43,6 +49,7 @@ public struct MountOptions: Sendable {
         if allowOther { options.append("allow_other") }
         if defaultPermissions { options.append("default_permissions") }
         if readOnly { options.append("ro") }
+        if noAccessTime { options.append("noatime") }
         return options.joined(separator: ",")
     }
 

@@ -197,14 +197,18 @@ public struct OpenedFile: Hashable, Sendable {
     public var nonSeekable: Bool
     /// For `opendir` only: the kernel may cache the listing until the directory is invalidated.
     public var cacheDirectory: Bool
+    /// The kernel need not send `flush` when this open is closed (a read-only open with
+    /// nothing to commit): one request less per `close()`.
+    public var noFlush: Bool
 
     public init(handle: UInt64 = 0, keepCache: Bool = false, directIO: Bool = false,
-                nonSeekable: Bool = false, cacheDirectory: Bool = false) {
+                nonSeekable: Bool = false, cacheDirectory: Bool = false, noFlush: Bool = false) {
         self.handle = handle
         self.keepCache = keepCache
         self.directIO = directIO
         self.nonSeekable = nonSeekable
         self.cacheDirectory = cacheDirectory
+        self.noFlush = noFlush
     }
 }
 

@@ -260,10 +260,10 @@ final class ShelfFileSystem: Sendable {
             let content = try statusFolder.content(of: name)
             return OpenedFile(handle: openFiles.add(.status(content)), directIO: true)
         case .item(let id):
-            guard let record = try store.record(id: id) else { throw Errno(ENOENT) }
+            guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
             let truncates = flags.truncates && flags.isWritable
-            let open = ItemOpenFile(inode: inode, bytes: truncates ? [] : Array(record.content.utf8),
-                                    baseVersion: record.version, writable: flags.isWritable,
+            let open = ItemOpenFile(inode: inode, bytes: truncates ? [] : Array(file.content.utf8),
+                                    baseVersion: file.version, writable: flags.isWritable,
                                     appends: flags.appends, dirty: truncates)
             // The kernel keeps one size per inode, and a writer's `O_TRUNC` or unsaved writes
             // change it; a reader opened meanwhile bypasses the page cache so it reads its
@@ -272,10 +272,10 @@ final class ShelfFileSystem: Sendable {
                 return OpenedFile(handle: openFiles.add(.item(open)), directIO: true)
             }
             let keepCache = !truncates && cachedVersions.withLock { cached in
-                defer { cached[inode] = record.version }
-                return cached[inode] == record.version
+                defer { cached[inode] = file.version }
+                return cached[inode] == file.version
             }
-            return OpenedFile(handle: openFiles.add(.item(open)), keepCache: keepCache)
+            return OpenedFile(handle: openFiles.add(.item(open)), keepCache: keepCache, noFlush: !flags.isWritable)
         case .newItemFile:
             // Dirty from the start, so even an empty new file is saved when it is closed.
             let open = ItemOpenFile(inode: inode, bytes: [], baseVersion: nil, writable: flags.isWritable,
@@ -455,7 +455,8 @@ final class ShelfFileSystem: Sendable {
         switch inodes.key(of: inode) {
         case .plain(let path): return try plain.getAttribute(path, name: name)
         case .item(let id):
-            guard let value = try itemAttributes(id)[name] else { throw Errno(ENODATA) }
+            // `ls -l` asks every file for security.* and system.* names: answer those without the store.
+            guard name.hasPrefix(Self.attributePrefix), let value = try itemAttributes(id)[name] else { throw Errno(ENODATA) }
             return Array(value.utf8)
         case .newItemFile, .status: throw Errno(ENODATA)
         case nil: throw Errno(ENOENT)
@@ -491,13 +492,13 @@ final class ShelfFileSystem: Sendable {
 
     /// `user.shelf.id`, `.kind`, `.version`, and `.error` while an invalid save is pending.
     private func itemAttributes(_ id: ItemID) throws -> [String: String] {
-        guard let record = try store.record(id: id) else { throw Errno(ENOENT) }
+        guard let summary = try store.summary(id: id) else { throw Errno(ENOENT) }
         var attributes = [
             Self.attributePrefix + "id": id.rawValue,
-            Self.attributePrefix + "kind": record.item.kind.rawValue,
-            Self.attributePrefix + "version": String(record.version),
+            Self.attributePrefix + "kind": summary.kind.rawValue,
+            Self.attributePrefix + "version": String(summary.version),
         ]
-        if let diagnostics = record.draftDiagnostics {
+        if summary.hasDraft, let diagnostics = try store.record(id: id)?.draftDiagnostics {
             attributes[Self.attributePrefix + "error"] = diagnostics.map(\.description).joined(separator: "\n")
         }
         return attributes

@@ -94,6 +94,12 @@ struct ItemQueries {
         return summaries
     }
 
+    /// A live item's file bytes and their version, without decoding its record.
+    func liveFile(id: ItemID) throws -> (version: Int64, content: String)? {
+        let statement = try db.cachedStatement(sql: "SELECT version, content FROM item WHERE id = ? AND trashed_at IS NULL")
+        return try Row.fetchOne(statement, arguments: [id.rawValue]).map { ($0[0], $0[1]) }
+    }
+
     /// Calls `body` with the path and file bytes of every live item, in path order, from one
     /// cursor: what an export needs, without decoding a single record.
     func forEachLiveFile(_ body: (_ path: String, _ content: String) throws -> Void) throws {

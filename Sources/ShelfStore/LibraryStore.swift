@@ -63,6 +63,12 @@ public final class LibraryStore: Sendable {
         try read { try $0.liveSummaries(kind: kind) }
     }
 
+    /// A live item's file bytes and the version they belong to: what opening its file needs,
+    /// without the cost of decoding the record.
+    public func file(id: ItemID) throws -> (version: Int64, content: String)? {
+        try read { try $0.liveFile(id: id) }
+    }
+
     /// Calls `body` with the path and file bytes of every live item, in path order, inside one
     /// read transaction (a consistent snapshot, however long `body` takes).
     public func forEachFile(_ body: (_ path: String, _ content: String) throws -> Void) throws {
