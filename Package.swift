@@ -57,7 +57,7 @@ let package = Package(
             .product(name: "PropertyBased", package: "swift-property-based"),
             .product(name: "Yams", package: "Yams"),
         ]),
-        .testTarget(name: "ShelfStoreTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore"]),
+        .testTarget(name: "ShelfStoreTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "FuseTestSupport"]),

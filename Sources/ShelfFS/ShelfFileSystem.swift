@@ -339,10 +339,13 @@ final class ShelfFileSystem: Sendable {
         }
     }
 
-    /// `fsync`: item saves are durable once committed; plain files are synced to their disk.
+    /// `fsync`: commits an item's unsaved writes and waits until the store has them on disk;
+    /// plain files are synced to their disk.
     func sync(handle: UInt64) throws {
         switch openFiles.file(handle) {
-        case .item(let open): try commit(open)
+        case .item(let open):
+            try commit(open)
+            try store.synchronize()
         case .plain(let open):
             try commitWritesAfterAdoption(open)
             guard fsync(open.descriptor) == 0 else { throw Errno.current }

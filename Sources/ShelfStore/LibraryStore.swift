@@ -102,6 +102,15 @@ public final class LibraryStore: Sendable {
         try translatingDatabaseErrors { try database.write { try body(StoreWriter(db: $0)) } }
     }
 
+    /// Waits until every committed change is on disk.
+    ///
+    /// Commits are atomic and survive a crash of any process at once (SQLite WAL), but like an
+    /// ordinary file's writes they reach the disk on the system's schedule; `fsync` on a mounted
+    /// file, which promises durability, waits here. A checkpoint syncs the log and the database.
+    public func synchronize() throws {
+        try translatingDatabaseErrors { try database.writeWithoutTransaction { try $0.checkpoint(.passive) } }
+    }
+
     // One-write conveniences: each runs the `StoreWriter` method of the same name (documented
     // there) in a transaction of its own.
 

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import Testing
 import ShelfModel
 @testable import ShelfStore
@@ -116,4 +117,27 @@ struct CrossProcessLockTests {
     }
 
     struct LockNotTaken: Error { var output: String }
+}
+
+@Suite("Durability")
+struct DurabilityTests {
+    /// After `synchronize`, the database file alone — without its write-ahead log, as if the
+    /// log had never reached the disk — holds the commit.
+    @Test func synchronizeMovesCommitsIntoTheDatabaseFile() throws {
+        let library = try TestLibrary()
+        let book = try library.store.insert(.book(Sample.book("Durable")))
+        let copy = library.folder.child("copy")
+        try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
+        func itemsInFileAlone() throws -> Int {
+            let target = copy.appendingPathComponent("shelf.sqlite")
+            try? FileManager.default.removeItem(at: target)
+            try FileManager.default.copyItem(at: library.store.folder.appendingPathComponent("shelf.sqlite"), to: target)
+            return try DatabaseQueue(path: target.path).read { db in
+                try Int.fetchOne(db, sql: "SELECT count(*) FROM item WHERE id = ?", arguments: [book.item.id.rawValue]) ?? -1
+            }
+        }
+        #expect(try itemsInFileAlone() == 0, "the commit is still only in the log")
+        try library.store.synchronize()
+        #expect(try itemsInFileAlone() == 1)
+    }
 }
