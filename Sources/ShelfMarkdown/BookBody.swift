@@ -119,6 +119,7 @@ private struct PassageSectionParser {
 
     mutating func finish() {
         finishDraft()
+        guard !passagesNeedingID.isEmpty else { return }
         var usedIDs = Set(idLines.keys)
         for index in passagesNeedingID {
             var id = PassageID.generate()
@@ -145,12 +146,13 @@ private struct PassageSectionParser {
             diagnostics.append(diagnostic)
         case .success(let (passage, declaredID)):
             if declaredID {
-                if let firstLine = idLines[passage.id] {
+                // One hash lookup for the common case of a new id; a repeated one is put back.
+                if let firstLine = idLines.updateValue(finished.quoteEndLine, forKey: passage.id) {
+                    idLines[passage.id] = firstLine
                     report(finished.quoteEndLine, "the block id ^\(passage.id) is already used by the passage on line \(firstLine); "
                         + "give this passage another id or remove it")
                     return
                 }
-                idLines[passage.id] = finished.quoteEndLine
             } else {
                 passagesNeedingID.append(passages.count)
             }

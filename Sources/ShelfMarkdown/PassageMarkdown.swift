@@ -108,7 +108,7 @@ enum PassageMarkdown {
     /// The page and location of a heading's text (after `### `), or nil for another heading.
     static func parseHeading(_ text: ArraySlice<UInt8>) -> (page: Int?, location: String?)? {
         let trimmed = text.trimmingSpacesAndTabs()
-        if trimmed.elementsEqual("Passage".utf8) { return (nil, nil) }
+        if trimmed.isEqual(to: "Passage") { return (nil, nil) }
         if trimmed.starts(with: "Location ") {
             let location = trimmed.dropFirst(9)
             return location.isEmpty ? nil : (nil, location.string)
@@ -116,7 +116,7 @@ enum PassageMarkdown {
         guard trimmed.starts(with: "Page ") else { return nil }
         let afterPage = trimmed.dropFirst(5)
         let digits = afterPage.prefix(while: \.isASCIIDigit)
-        guard !digits.isEmpty, let page = Int(digits.string) else { return nil }
+        guard let page = digits.decimalValue else { return nil }
         let rest = afterPage[digits.endIndex...]
         if rest.isEmpty { return (page, nil) }
         guard rest.starts(with: " · Location ") else { return nil }

@@ -102,6 +102,26 @@ extension ArraySlice<UInt8> {
         }
     }
 
+    /// Whether the bytes are exactly `text`.
+    func isEqual(to text: StaticString) -> Bool {
+        count == text.utf8CodeUnitCount && starts(with: text)
+    }
+
+    /// The number written by these ASCII digits; nil when there are none or it overflows `Int`
+    /// (as `Int(String)` answers, without making a `String` first).
+    var decimalValue: Int? {
+        guard !isEmpty else { return nil }
+        var value = 0
+        for byte in self {
+            guard byte.isASCIIDigit else { return nil }
+            let (shifted, overflowed) = value.multipliedReportingOverflow(by: 10)
+            let (sum, overflowedAdding) = shifted.addingReportingOverflow(Int(byte - UInt8(ascii: "0")))
+            guard !overflowed, !overflowedAdding else { return nil }
+            value = sum
+        }
+        return value
+    }
+
     /// Without spaces and tabs at either end.
     func trimmingSpacesAndTabs() -> ArraySlice<UInt8> {
         guard let first = firstIndex(where: { !$0.isSpaceOrTab }), let last = lastIndex(where: { !$0.isSpaceOrTab }) else {
