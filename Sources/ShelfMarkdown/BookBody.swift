@@ -263,10 +263,11 @@ private struct PassageDraft {
         let (lastText, blockID) = PassageMarkdown.splitBlockID(PassageMarkdown.quoteContent(lines[quoteLines.upperBound - 1]))
         let text = Self.joinedQuote(lines[quoteLines], lastLine: lastText)
         var dateAdded: CalendarDate?
-        if let added = value(of: .added, in: lines) {
-            guard !added.containsNewline, let day = Timestamp.calendarDate(added) else {
-                return .failure(Diagnostic(line: fields[.added]?.line ?? headingLine,
-                                           message: "**Added**: \(YAMLScalar.doubleQuoted(added)) is not a date like 2025-12-29"))
+        if let added = fields[.added] {
+            guard let day = Self.calendarDate(added.written, in: lines) else {
+                let text = value(of: .added, in: lines) ?? ""
+                return .failure(Diagnostic(line: added.line,
+                                           message: "**Added**: \(YAMLScalar.doubleQuoted(text)) is not a date like 2025-12-29"))
             }
             dateAdded = day
         }
@@ -283,6 +284,14 @@ private struct PassageDraft {
         case nil: nil
         case .inline(let text): text.string
         case .quoted(let range): Self.joinedQuote(lines[range])
+        }
+    }
+
+    /// The day an `**Added**:` value names; nil when it is not a date or spans lines.
+    private static func calendarDate(_ written: FieldValue.Written, in lines: [SourceLine]) -> CalendarDate? {
+        switch written {
+        case .inline(let text): Timestamp.calendarDate(utf8: text)
+        case .quoted(let range): range.count == 1 ? Timestamp.calendarDate(utf8: PassageMarkdown.quoteContent(lines[range.lowerBound])) : nil
         }
     }
 
