@@ -69,7 +69,7 @@ enum BookBody {
             return .success(content)
         }
         content.introduction = source.slice(lines: index..<passagesLine).endingInNewline()
-        var section = PassageSectionParser()
+        var section = PassageSectionParser(lines: lines)
         var appendixStart = lines.count
         for lineIndex in (passagesLine + 1)..<lines.count {
             if lines[lineIndex].isSectionHeading {
@@ -88,6 +88,8 @@ enum BookBody {
 
 /// Reads the lines between `## Passages` and the next level-1 or level-2 heading into passages.
 private struct PassageSectionParser {
+    /// All lines of the file, which drafts refer to by index.
+    let lines: [SourceLine]
     private(set) var passages: [Passage] = []
     private(set) var diagnostics: [Diagnostic] = []
     private var draft: PassageDraft?
@@ -95,6 +97,8 @@ private struct PassageSectionParser {
     private var idLines: [PassageID: Int] = [:]
     /// Passages written without a block id; they get fresh ids once all declared ones are known.
     private var passagesNeedingID: [Int] = []
+
+    init(lines: [SourceLine]) { self.lines = lines }
 
     mutating func read(_ line: SourceLine) {
         if line.isBlank {
@@ -115,6 +119,7 @@ private struct PassageSectionParser {
 
     mutating func finish() {
         finishDraft()
+        guard !passagesNeedingID.isEmpty else { return }
         var usedIDs = Set(idLines.keys)
         for index in passagesNeedingID {
             var id = PassageID.generate()
@@ -136,17 +141,18 @@ private struct PassageSectionParser {
 
     private mutating func finishDraft() {
         guard let finished = draft.take(), finished.isValid else { return }
-        switch finished.passage() {
+        switch finished.passage(in: lines) {
         case .failure(let diagnostic):
             diagnostics.append(diagnostic)
         case .success(let (passage, declaredID)):
             if declaredID {
-                if let firstLine = idLines[passage.id] {
+                // One hash lookup for the common case of a new id; a repeated one is put back.
+                if let firstLine = idLines.updateValue(finished.quoteEndLine, forKey: passage.id) {
+                    idLines[passage.id] = firstLine
                     report(finished.quoteEndLine, "the block id ^\(passage.id) is already used by the passage on line \(firstLine); "
                         + "give this passage another id or remove it")
                     return
                 }
-                idLines[passage.id] = finished.quoteEndLine
             } else {
                 passagesNeedingID.append(passages.count)
             }
@@ -160,21 +166,35 @@ private struct PassageSectionParser {
 }
 
 /// One passage being read: its heading, quote lines, and field lines.
+///
+/// Quote lines are kept as a range of line indices rather than copied: a quote's lines follow one
+/// another (a blank or field line closes it, any other line ends the passage or marks it invalid),
+/// and so do the quote lines of a multi-line field value. The text is cut out once, at the end.
 private struct PassageDraft {
     let headingLine: Int
     let page: Int?
     let location: String?
     /// False after a bad heading or line: the problem is reported, its other lines are skipped.
     var isValid: Bool
-    private var quoteLines: [ArraySlice<UInt8>] = []
-    private(set) var quoteEndLine = 0
+    /// Indices into `SourceText.lines` of the quote's lines.
+    private var quoteLines: Range<Int>?
     private var quoteClosed = false
-    /// Each field's line and value as lines: one from its label line, or the quote lines below a
-    /// bare label.
-    private var fields = PassageMarkdown.PerField<(line: Int, lines: [ArraySlice<UInt8>])>()
+    private var fields = PassageMarkdown.PerField<FieldValue>()
     /// A field written as a bare `**Label**:`, whose value may follow as quote lines.
     private var openField: PassageMarkdown.Field?
-    private var openFieldHasQuote = false
+
+    /// A field's value as written, and the line of its label.
+    private struct FieldValue {
+        enum Written {
+            /// The rest of the label line.
+            case inline(ArraySlice<UInt8>)
+            /// Quote lines below a bare label, as indices into `SourceText.lines`.
+            case quoted(Range<Int>)
+        }
+
+        let line: Int
+        var written: Written
+    }
 
     init(headingLine: Int, page: Int?, location: String?, isValid: Bool) {
         self.headingLine = headingLine
@@ -183,9 +203,12 @@ private struct PassageDraft {
         self.isValid = isValid
     }
 
+    /// The line number of the quote's last line (0 before the quote).
+    var quoteEndLine: Int { quoteLines?.upperBound ?? 0 }
+
     /// A blank line: ends the quote and any multi-line field value.
     mutating func endBlock() {
-        if !quoteLines.isEmpty { quoteClosed = true }
+        if quoteLines != nil { quoteClosed = true }
         openField = nil
     }
 
@@ -193,7 +216,7 @@ private struct PassageDraft {
     mutating func read(_ line: SourceLine) -> String? {
         guard isValid else { return nil }
         if line.starts(with: ">") {
-            return readQuoteLine(PassageMarkdown.quoteContent(line), number: line.number)
+            return readQuoteLine(line.index)
         }
         guard let field = PassageMarkdown.Field.allCases.first(where: { line.starts(with: $0.label) }) else {
             if line.starts(with: "**"), line.text.contains("**:") {
@@ -202,7 +225,7 @@ private struct PassageDraft {
             return "unexpected line in a passage; a passage holds a `> ` quote, then `**Note**:`, `**AI Summary**:` "
                 + "or `**Added**:` lines — put free text under a `## ` heading after the passages"
         }
-        guard !quoteLines.isEmpty else {
+        guard quoteLines != nil else {
             return "`\(field.label)` comes before the passage's quote; put the `> ` quote right under the heading"
         }
         if let earlier = fields[field] {
@@ -211,64 +234,84 @@ private struct PassageDraft {
         quoteClosed = true
         var value = line.dropping(bytes: field.label.utf8CodeUnitCount)
         if value.first == UInt8(ascii: " ") { value = value.dropFirst() }
-        fields[field] = (line.number, [value])
+        fields[field] = FieldValue(line: line.number, written: .inline(value))
         openField = value.isEmpty ? field : nil
-        openFieldHasQuote = false
         return nil
     }
 
-    private mutating func readQuoteLine(_ content: ArraySlice<UInt8>, number: Int) -> String? {
+    private mutating func readQuoteLine(_ index: Int) -> String? {
         if let field = openField {
-            if openFieldHasQuote { fields[field]?.lines.append(content) } else { fields[field]?.lines = [content] }
-            openFieldHasQuote = true
+            if case .quoted(let lines) = fields[field]?.written {
+                fields[field]?.written = .quoted(lines.lowerBound..<(index + 1))
+            } else {
+                fields[field]?.written = .quoted(index..<(index + 1))
+            }
             return nil
         }
         guard !quoteClosed else {
             return "a passage has one quote: join its paragraphs with a `>` line, or start a new passage with a `### ` heading"
         }
-        quoteLines.append(content)
-        quoteEndLine = number
+        quoteLines = (quoteLines?.lowerBound ?? index)..<(index + 1)
         return nil
     }
 
     /// The finished passage and whether its block id was written, or why it cannot be a passage.
-    func passage() -> Result<(Passage, declaredID: Bool), Diagnostic> {
-        guard let lastLine = quoteLines.last else {
+    func passage(in lines: [SourceLine]) -> Result<(Passage, declaredID: Bool), Diagnostic> {
+        guard let quoteLines else {
             return .failure(Diagnostic(line: headingLine, message: "this passage has no quote; add the passage text as `> ` lines under its heading"))
         }
-        let (lastText, blockID) = PassageMarkdown.splitBlockID(lastLine)
-        var textLines = quoteLines
-        textLines[textLines.count - 1] = lastText
-        let text = Self.joinedLines(textLines)
+        let (lastText, blockID) = PassageMarkdown.splitBlockID(PassageMarkdown.quoteContent(lines[quoteLines.upperBound - 1]))
+        let text = Self.joinedQuote(lines[quoteLines], lastLine: lastText)
         var dateAdded: CalendarDate?
-        if let added = value(of: .added) {
-            guard !added.utf8.contains(UInt8(ascii: "\n")), let day = Timestamp.calendarDate(added) else {
-                return .failure(Diagnostic(line: fields[.added]?.line ?? headingLine,
-                                           message: "**Added**: \(YAMLScalar.doubleQuoted(added)) is not a date like 2025-12-29"))
+        if let added = fields[.added] {
+            guard let day = Self.calendarDate(added.written, in: lines) else {
+                let text = value(of: .added, in: lines) ?? ""
+                return .failure(Diagnostic(line: added.line,
+                                           message: "**Added**: \(YAMLScalar.doubleQuoted(text)) is not a date like 2025-12-29"))
             }
             dateAdded = day
         }
         // A passage without a block id gets its fresh id from `PassageSectionParser.finish()`,
         // once every declared id is known and none can be taken twice.
         let passage = Passage(id: blockID ?? PassageID(""), page: page, location: location, text: text,
-                              note: value(of: .note), aiSummary: value(of: .aiSummary), dateAdded: dateAdded)
+                              note: value(of: .note, in: lines), aiSummary: value(of: .aiSummary, in: lines),
+                              dateAdded: dateAdded)
         return .success((passage, blockID != nil))
     }
 
-    private func value(of field: PassageMarkdown.Field) -> String? {
-        fields[field].map { Self.joinedLines($0.lines) }
+    private func value(of field: PassageMarkdown.Field, in lines: [SourceLine]) -> String? {
+        switch fields[field]?.written {
+        case nil: nil
+        case .inline(let text): text.string
+        case .quoted(let range): Self.joinedQuote(lines[range])
+        }
     }
 
-    private static func joinedLines(_ lines: [ArraySlice<UInt8>]) -> String {
-        let count = lines.reduce(lines.count - 1) { $0 + $1.count }
-        return String(unsafeUninitializedCapacity: max(count, 0)) { buffer in
+    /// The day an `**Added**:` value names; nil when it is not a date or spans lines.
+    private static func calendarDate(_ written: FieldValue.Written, in lines: [SourceLine]) -> CalendarDate? {
+        switch written {
+        case .inline(let text): Timestamp.calendarDate(utf8: text)
+        case .quoted(let range): range.count == 1 ? Timestamp.calendarDate(utf8: PassageMarkdown.quoteContent(lines[range.lowerBound])) : nil
+        }
+    }
+
+    /// The text of quote lines without their `>` prefixes, joined by `\n`; `lastLine`, when
+    /// given, replaces the last line's text.
+    private static func joinedQuote(_ lines: ArraySlice<SourceLine>, lastLine: ArraySlice<UInt8>? = nil) -> String {
+        let lastIndex = lines.endIndex - 1
+        let content = { (index: Int) in
+            index == lastIndex ? lastLine ?? PassageMarkdown.quoteContent(lines[index]) : PassageMarkdown.quoteContent(lines[index])
+        }
+        if lines.count == 1 { return content(lastIndex).string }
+        let count = lines.indices.reduce(lines.count - 1) { $0 + content($1).count }
+        return String(unsafeUninitializedCapacity: count) { buffer in
             var offset = 0
-            for (index, line) in lines.enumerated() {
-                if index > 0 {
+            for index in lines.indices {
+                if index > lines.startIndex {
                     buffer[offset] = UInt8(ascii: "\n")
                     offset += 1
                 }
-                offset = buffer[offset...].initialize(fromContentsOf: line)
+                offset = buffer[offset...].initialize(fromContentsOf: content(index))
             }
             return offset
         }
@@ -276,6 +319,9 @@ private struct PassageDraft {
 }
 
 extension SourceLine {
+    /// Where the line sits in `SourceText.lines`.
+    var index: Int { number - 1 }
+
     /// `# Title` (or a bare `#`).
     var isLevelOneHeading: Bool { starts(with: "# ") || isMarker("#") }
 

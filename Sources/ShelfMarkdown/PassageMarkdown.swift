@@ -81,7 +81,7 @@ enum PassageMarkdown {
     private static func appendField(_ field: Field, _ value: String?, into out: inout TextBuffer) {
         guard let value else { return }
         out.append(field.label)
-        if value.utf8.contains(UInt8(ascii: "\n")) {
+        if value.containsNewline {
             out.appendNewline()
             appendQuote(value, blockID: nil, into: &out)
         } else if value.isEmpty {
@@ -108,7 +108,7 @@ enum PassageMarkdown {
     /// The page and location of a heading's text (after `### `), or nil for another heading.
     static func parseHeading(_ text: ArraySlice<UInt8>) -> (page: Int?, location: String?)? {
         let trimmed = text.trimmingSpacesAndTabs()
-        if trimmed.elementsEqual("Passage".utf8) { return (nil, nil) }
+        if trimmed.isEqual(to: "Passage") { return (nil, nil) }
         if trimmed.starts(with: "Location ") {
             let location = trimmed.dropFirst(9)
             return location.isEmpty ? nil : (nil, location.string)
@@ -116,7 +116,7 @@ enum PassageMarkdown {
         guard trimmed.starts(with: "Page ") else { return nil }
         let afterPage = trimmed.dropFirst(5)
         let digits = afterPage.prefix(while: \.isASCIIDigit)
-        guard !digits.isEmpty, let page = Int(digits.string) else { return nil }
+        guard let page = digits.decimalValue else { return nil }
         let rest = afterPage[digits.endIndex...]
         if rest.isEmpty { return (page, nil) }
         guard rest.starts(with: " · Location ") else { return nil }
@@ -173,5 +173,22 @@ enum PassageMarkdown {
                 start = end + 1
             }
         }
+    }
+}
+
+extension String {
+    /// Whether the text has a `\n`.
+    var containsNewline: Bool { utf8.firstNewline(from: utf8.startIndex) != utf8.endIndex }
+}
+
+extension String.UTF8View {
+    /// The index of the first `\n` at or after `start`, or `endIndex`. Found with `memchr` on the
+    /// contiguous bytes: `firstIndex(of:)` walks them one by one through the generic `Collection`
+    /// path, which showed up in profiles of rendering a book.
+    func firstNewline(from start: Index) -> Index {
+        let startOffset = distance(from: startIndex, to: start)
+        let offset = withContiguousStorageIfAvailable { $0.index(of: UInt8(ascii: "\n"), from: startOffset) }
+            ?? distance(from: startIndex, to: self[start...].firstIndex(of: UInt8(ascii: "\n")) ?? endIndex)
+        return index(startIndex, offsetBy: offset)
     }
 }

@@ -48,7 +48,13 @@ enum Timestamp {
     /// The day `text` names: `YYYY-MM-DD`, possibly followed by a time, read without Foundation;
     /// other spellings `CalendarDate(parsing:)` accepts (`2025/12/29`, `2025-1-5`) as a fallback.
     static func calendarDate(_ text: String) -> CalendarDate? {
-        Parts(text)?.date ?? CalendarDate(parsing: text)
+        calendarDate(utf8: Array(text.utf8)[...])
+    }
+
+    /// `calendarDate(_:)` of UTF-8 still in a file's bytes: the parser reads a book's hundreds of
+    /// `**Added**:` dates without making a `String` of each.
+    static func calendarDate(utf8 bytes: ArraySlice<UInt8>) -> CalendarDate? {
+        Parts(utf8: bytes)?.date ?? CalendarDate(parsing: String(decoding: bytes, as: UTF8.self))
     }
 
     /// The day of a date, or of a date-time at exactly midnight in UTC, else nil.
@@ -64,8 +70,10 @@ enum Timestamp {
         var offsetSeconds = 0
         var hasFraction = false
 
-        init?(_ text: String) {
-            var scanner = DigitScanner(text)
+        init?(_ text: String) { self.init(utf8: Array(text.utf8)[...]) }
+
+        init?(utf8 bytes: ArraySlice<UInt8>) {
+            var scanner = DigitScanner(bytes)
             guard let year = scanner.number(digits: 4), scanner.skip("-"),
                   let month = scanner.number(digits: 2), scanner.skip("-"),
                   let day = scanner.number(digits: 2),
@@ -128,22 +136,25 @@ enum Timestamp {
 
 /// Reads fixed-width ASCII numbers and separators from the front of a string.
 private struct DigitScanner {
-    private let bytes: [UInt8]
-    private var index = 0
+    private let bytes: ArraySlice<UInt8>
+    private var index: Int
 
-    init(_ text: String) { bytes = Array(text.utf8) }
+    init(_ bytes: ArraySlice<UInt8>) {
+        self.bytes = bytes
+        index = bytes.startIndex
+    }
 
-    var atEnd: Bool { index == bytes.count }
+    var atEnd: Bool { index == bytes.endIndex }
 
     mutating func skip(_ character: Unicode.Scalar) -> Bool {
-        guard index < bytes.count, bytes[index] == UInt8(ascii: character) else { return false }
+        guard index < bytes.endIndex, bytes[index] == UInt8(ascii: character) else { return false }
         index += 1
         return true
     }
 
     /// Exactly `digits` decimal digits as a number.
     mutating func number(digits: Int) -> Int? {
-        guard index + digits <= bytes.count else { return nil }
+        guard index + digits <= bytes.endIndex else { return nil }
         var value = 0
         for byte in bytes[index..<index + digits] {
             guard (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte) else { return nil }
@@ -156,7 +167,7 @@ private struct DigitScanner {
     /// The decimal digits from here on, possibly none.
     mutating func digitRun() -> ArraySlice<UInt8> {
         let start = index
-        while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+        while index < bytes.endIndex, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
         return bytes[start..<index]
     }
 }

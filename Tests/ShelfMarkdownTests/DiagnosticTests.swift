@@ -55,6 +55,16 @@ import Testing
         #expect(failureLines(head + "### Page 4\n> a ^p-1\n### Page 5\n> b ^p-1\n") == [10])
     }
 
+    @Test func everyRepeatOfABlockIDNamesItsFirstUse() {
+        let text = "---\ntitle: Dune\n---\n## Passages\n### Page 1\n> a ^p-1\n### Page 2\n> b ^p-1\n### Page 3\n> c ^p-1\n"
+        guard case .failure(let failure) = MarkdownCodec.parse(text, kind: .book, fileTitle: nil) else {
+            Issue.record("a repeated block id must be refused")
+            return
+        }
+        #expect(failure.diagnostics.map(\.line) == [8, 10])
+        #expect(failure.diagnostics.allSatisfy { $0.message.contains("on line 6") })
+    }
+
     @Test func problemsInFrontmatterAndBodyAreReportedTogether() {
         let text = "---\ntitle: Dune\ncurrent_page: many\n---\n# Dune\n\n## Passages\n\n### Chapter 1\n> q\n"
         #expect(failureLines(text) == [3, 9])
