@@ -13,9 +13,6 @@ final class ItemOpenFile: Sendable {
         var baseVersion: Int64?
         /// Written to since the last commit.
         var dirty: Bool
-        /// Set for a reader opened on a version the kernel already caches: such opens are
-        /// usually never read from, so their bytes are fetched on the first read, if any.
-        var pendingLoad: (@Sendable () throws -> [UInt8])?
     }
 
     let inode: UInt64
@@ -31,20 +28,8 @@ final class ItemOpenFile: Sendable {
         self.buffer = Mutex(Buffer(bytes: bytes, baseVersion: baseVersion, dirty: dirty))
     }
 
-    /// A read-only open whose bytes `load` fetches on the first read.
-    init(readerOf inode: UInt64, load: @escaping @Sendable () throws -> [UInt8]) {
-        self.inode = inode
-        self.writable = false
-        self.appends = false
-        self.buffer = Mutex(Buffer(bytes: [], baseVersion: nil, dirty: false, pendingLoad: load))
-    }
-
-    func read(offset: Int, size: Int) throws -> [UInt8] {
-        try buffer.withLock { buffer in
-            if let load = buffer.pendingLoad {
-                buffer.bytes = try load()
-                buffer.pendingLoad = nil
-            }
+    func read(offset: Int, size: Int) -> [UInt8] {
+        buffer.withLock { buffer in
             guard offset < buffer.bytes.count else { return [] }
             return Array(buffer.bytes[offset..<min(buffer.bytes.count, offset + size)])
         }

@@ -261,16 +261,6 @@ final class ShelfFileSystem: Sendable {
             return OpenedFile(handle: openFiles.add(.status(content)), directIO: true)
         case .item(let id):
             let hasWriter = openFiles.itemFiles(of: inode).contains(where: \.writable)
-            if !flags.isWritable, !hasWriter, let version = index.summary(id: id)?.version,
-               cachedVersions.withLock({ $0[inode] == version }) {
-                // The kernel holds this version's pages: the open costs no store access, and
-                // its bytes are fetched only if the kernel reads after all.
-                let reader = ItemOpenFile(readerOf: inode) { [store] in
-                    guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
-                    return Array(file.content.utf8)
-                }
-                return OpenedFile(handle: openFiles.add(.item(reader)), keepCache: true, noFlush: true)
-            }
             guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
             let truncates = flags.truncates && flags.isWritable
             let open = ItemOpenFile(inode: inode, bytes: truncates ? [] : Array(file.content.utf8),
@@ -298,7 +288,7 @@ final class ShelfFileSystem: Sendable {
     func read(handle: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
         switch openFiles.file(handle) {
         case .item(let open):
-            return try open.read(offset: Int(offset), size: size)
+            return open.read(offset: Int(offset), size: size)
         case .plain(let open):
             var bytes = [UInt8](repeating: 0, count: size)
             let count = bytes.withUnsafeMutableBytes { pread(open.descriptor, $0.baseAddress, size, off_t(offset)) }

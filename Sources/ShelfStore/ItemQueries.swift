@@ -26,7 +26,7 @@ struct ItemQueries {
 
     private static let recordColumns =
         "serial, id, path, version, modified, record, content, draft_diagnostics, trashed_at"
-    private static let summaryColumns =
+    static let summaryColumns =
         "id, kind, title, path, version, modified, size, favorite, draft_diagnostics IS NOT NULL"
 
     /// Whether an item with `id` is stored, and where.

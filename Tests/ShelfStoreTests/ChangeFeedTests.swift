@@ -142,3 +142,18 @@ struct DurabilityTests {
         #expect(try itemsInFileAlone() == 1)
     }
 }
+
+@Suite("Listing cost")
+struct ListingPlanTests {
+    /// A mount of 100,000 items starts by listing them all; the listing must come from the
+    /// covering index alone, never from the table rows that carry every file's bytes.
+    @Test func summariesAreReadFromACoveringIndex() throws {
+        let library = try TestLibrary()
+        try library.store.insert(.book(Sample.book()))
+        let plan = try DatabaseQueue(path: library.store.folder.appendingPathComponent("shelf.sqlite").path).read { db in
+            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN SELECT \(ItemQueries.summaryColumns) FROM item WHERE trashed_at IS NULL ORDER BY path")
+                .map { $0["detail"] as String }
+        }
+        #expect(plan.contains { $0.contains("COVERING INDEX item_live_summary") }, "\(plan)")
+    }
+}
