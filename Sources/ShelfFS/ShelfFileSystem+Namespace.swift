@@ -216,7 +216,9 @@ extension ShelfFileSystem {
             for open in openFiles.plainFiles(of: inode) { _ = open.takeWritten() }
             inodes.rekey(inode, to: .item(outcome.record.item.id))
             cachedVersions.withLock { $0[inode] = nil }
-            if !outcome.showsWrittenBytes { invalidate(.content(Inode(inode))) }
+            // The kernel knows this inode's size as the temp file's: have it ask again, so
+            // opens can use the page cache (they bypass it while the size is unconfirmed).
+            invalidate(outcome.showsWrittenBytes ? .attributes(Inode(inode)) : .content(Inode(inode)))
         }
     }
 

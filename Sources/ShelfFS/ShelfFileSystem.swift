@@ -49,6 +49,9 @@ final class ShelfFileSystem: Sendable {
     let newItemFiles = Mutex<[UUID: MountPath]>([:])
     /// The store version of each item inode the kernel last read pages of, for `keep_cache`.
     let cachedVersions = Mutex<[UInt64: Int64]>([:])
+    /// The size each item inode last had in an attribute reply: the kernel clamps page-cache
+    /// reads to it, so an open of bytes of another size must bypass the page cache.
+    private let toldSizes = Mutex<[UInt64: Int]>([:])
     let namespaceLock = NSLock()
     /// The change-feed position the index was loaded at: following starts there.
     let loadedSequence: Int64
@@ -135,8 +138,10 @@ final class ShelfFileSystem: Sendable {
         case .item(let id):
             guard let summary = index.summary(id: id) else { throw Errno(ENOENT) }
             let modified = FileTime(summary.modified)
+            let size = unsavedSize(of: inode) ?? summary.size
+            toldSizes.withLock { $0[inode] = size }
             return FileAttributes(inode: Inode(inode), kind: .regular, permissions: 0o644,
-                                  size: UInt64(unsavedSize(of: inode) ?? summary.size),
+                                  size: UInt64(size),
                                   accessTime: modified, modificationTime: modified, changeTime: modified)
         case .newItemFile:
             let now = FileTime.now
@@ -269,7 +274,12 @@ final class ShelfFileSystem: Sendable {
             // The kernel keeps one size per inode, and a writer's `O_TRUNC` or unsaved writes
             // change it; a reader opened meanwhile bypasses the page cache so it reads its
             // whole snapshot whatever size the kernel holds.
-            if !flags.isWritable, hasWriter {
+            // Likewise when the kernel holds another size than this snapshot's (an inode that a
+            // rename-over save replaced, still open or looked up by a reader): its page-cache
+            // reads would stop at the old size.
+            // (No size on record: the kernel knows this inode from before it became this item.)
+            let sizeIsStale = toldSizes.withLock { $0[inode] != file.content.utf8.count }
+            if !flags.isWritable, hasWriter || sizeIsStale {
                 return OpenedFile(handle: openFiles.add(.item(open)), directIO: true)
             }
             let keepCache = !truncates && cachedVersions.withLock { cached in
