@@ -46,7 +46,7 @@ struct ListCommand: ParsableCommand {
     }
 }
 
-/// The JSON form of an item in `list` and `search`.
+/// The JSON form of an item in `list --json`.
 struct ItemJSON: Encodable {
     var id: String
     var kind: String
