@@ -11,12 +11,16 @@ import Foundation
 final class Dispatcher: @unchecked Sendable {
     let filesystem: any FuseOperations
     let notifier: Notifier
+    let closeWatcher: CloseWatcher
     /// Set right after `fuse_session_new`; used by the notifier's sink.
     var session: OpaquePointer?
+    /// Set once mounted; the close watcher watches folders below it.
+    var mountpoint: String?
 
-    init(filesystem: any FuseOperations, notifier: Notifier) {
+    init(filesystem: any FuseOperations, notifier: Notifier, closeWatcher: CloseWatcher) {
         self.filesystem = filesystem
         self.notifier = notifier
+        self.closeWatcher = closeWatcher
     }
 
     static func from(_ request: fuse_req_t?) -> Dispatcher {
@@ -61,6 +65,7 @@ final class Dispatcher: @unchecked Sendable {
         connection.pointee.max_write = min(info.maximumWrite, connection.pointee.max_write)
         nonisolated(unsafe) let session = self.session
         notifier.start { invalidation in Self.send(invalidation, on: session) }
+        if let mountpoint { closeWatcher.connect(mountpoint: mountpoint) }
     }
 
     private static func send(_ invalidation: Notifier.Invalidation, on session: OpaquePointer?) -> Int32 {
@@ -269,7 +274,7 @@ extension Dispatcher {
         ops.write = { request, inode, bytes, size, offset, info in
             let data = [UInt8](UnsafeRawBufferPointer(start: bytes, count: size))
             operations(request).write(requestContext(request), inode: Inode(inode), handle: handle(info),
-                                      offset: Int64(offset), data: data,
+                                      offset: Int64(offset), data: data, flags: openFlags(info),
                                       reply: makeReply(request, "write") { fuse_reply_write($0, $1) })
         }
         ops.flush = { request, inode, info in

@@ -24,6 +24,23 @@
 /// time), the kernel drops the file's cached pages. `keepCache` in ``OpenedFile`` keeps pages
 /// across opens only while neither happened.
 ///
+/// ## Stateless files
+/// Every request costs a round trip through the daemon (tens of microseconds, against well
+/// under one for a native system call), and `open` and `flush` are synchronous: a `cat` of a
+/// cached file costs two of them. A filesystem whose files need no per-open state can stop
+/// both for good, for the whole mount:
+/// - answer `open` with `ENOSYS`: the kernel then opens every regular file itself (handle 0 in
+///   `read`, `write`, `fsync` and `setattr`), sends no `release` for it, and keeps its page cache
+///   across opens, as with ``OpenedFile/keepCache``; changes from elsewhere must be invalidated
+///   through the ``Notifier``. `create` still reaches the filesystem, and its file gets a
+///   `release` at the last close;
+/// - answer `flush` with `ENOSYS`: `close(2)` no longer reaches the filesystem at all;
+/// - do not want ``Capabilities/atomicOpenTruncate``: without an `open` request the kernel
+///   would assume the filesystem truncated. `O_TRUNC` then arrives as `setattr` size 0;
+/// - mount with ``MountOptions/defaultPermissions``: without `open` the filesystem never sees
+///   the access mode, so the kernel must check permissions itself;
+/// - the filesystem learns when a writer is done from ``CloseWatcher``, and from `fsync`.
+///
 /// ## Locks
 /// There are no `getlk`/`setlk`/`flock` requirements on purpose: the kernel then implements
 /// `flock(2)` and `fcntl(2)` locks itself, which excludes correctly between processes on this
@@ -95,10 +112,11 @@ public protocol FuseOperations: AnyObject, Sendable {
     func read(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, size: Int,
               reply: DataReply)
 
-    /// Writes `data` at `offset` (for `O_APPEND` opens the kernel passes the end of file as it
-    /// knows it) and answers the count written.
+    /// Writes `data` at `offset` and answers the count written. `flags` are the open flags of
+    /// the file written through (for `O_APPEND` the kernel passes the end of file as it knows
+    /// it; with stateless opens this is the only place the filesystem sees them).
     func write(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, data: [UInt8],
-               reply: WriteReply)
+               flags: OpenFlags, reply: WriteReply)
 
     /// Called on every `close(2)` of a descriptor for this open (there may be several per open
     /// after `dup`/`fork`). Its errno is what `close` returns: the place to commit and report.
@@ -209,7 +227,7 @@ extension FuseOperations {
         reply.fail(Errno.notImplemented)
     }
     public func write(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, data: [UInt8],
-                      reply: WriteReply) {
+                      flags: OpenFlags, reply: WriteReply) {
         reply.fail(Errno.notImplemented)
     }
     public func flush(_ request: Request, inode: Inode, handle: UInt64, reply: EmptyReply) {

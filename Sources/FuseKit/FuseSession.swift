@@ -108,6 +108,8 @@ public enum FuseSessionError: Error, Equatable, CustomStringConvertible {
 public final class FuseSession: @unchecked Sendable {
     /// Pushes invalidations to the kernel; valid for the whole life of the session.
     public let notifier = Notifier()
+    /// Reports closes of files written through the mount, for filesystems with stateless opens.
+    public let closeWatcher = CloseWatcher()
     public let options: MountOptions
     /// The mount path, once ``mount(at:)`` succeeded.
     public private(set) var mountpoint: String?
@@ -126,7 +128,7 @@ public final class FuseSession: @unchecked Sendable {
     package init(filesystem: some FuseOperations, options: MountOptions, devicePath: String) throws(FuseSessionError) {
         self.options = options
         self.devicePath = devicePath
-        dispatcher = Dispatcher(filesystem: filesystem, notifier: notifier)
+        dispatcher = Dispatcher(filesystem: filesystem, notifier: notifier, closeWatcher: closeWatcher)
         var arguments = ["fusekit", "-o", options.mountOptionList]
         if options.debug { arguments.append("-d") }
         session = Self.makeSession(arguments: arguments, dispatcher: dispatcher)
@@ -160,6 +162,7 @@ public final class FuseSession: @unchecked Sendable {
         guard access(devicePath, R_OK | W_OK) == 0 else { throw .fuseDeviceMissing }
         guard fuse_session_mount(session, path) == 0 else { throw .mountFailed(path) }
         mountpoint = path
+        dispatcher.mountpoint = path
     }
 
     /// Serves requests until the mount goes away or (with `handlingSignals`) a SIGINT, SIGTERM
@@ -174,6 +177,7 @@ public final class FuseSession: @unchecked Sendable {
                                            UInt32(options.maximumIdleThreads),
                                            UInt32(options.maximumThreads))
         if installedSignals { fuse_remove_signal_handlers(session) }
+        closeWatcher.stop()
         let notifierStopped = notifier.stop()
         fuse_session_unmount(session)
         if notifierStopped {

@@ -14,13 +14,19 @@ final class MemoryFilesystem: FuseOperations, @unchecked Sendable {
     }
 
     let cacheTimeout: Duration = .seconds(60)
+    /// Answers `open` and `flush` with `ENOSYS`, so the kernel stops sending them (FuseKit's
+    /// "Stateless files").
+    let stateless: Bool
     private let lock = NSLock()
     private var nodes: [Inode: Node] = [:]
     private var lastInode = Inode.root.rawValue
     private var lookupCounts: [Inode: UInt64] = [:]
     private(set) var destroyed = false
+    /// How many `open` and `flush` requests arrived.
+    private(set) var openAndFlushRequests = 0
 
-    init() {
+    init(stateless: Bool = false) {
+        self.stateless = stateless
         let now = FileTime.now
         nodes[.root] = Node(attributes: FileAttributes(inode: .root, kind: .directory, permissions: 0o755, linkCount: 2,
                                                        accessTime: now, modificationTime: now, changeTime: now))
@@ -57,6 +63,7 @@ final class MemoryFilesystem: FuseOperations, @unchecked Sendable {
     /// which is what the notifier tests need to observe.
     func initialize(_ connection: inout ConnectionInfo) {
         connection.wanted.remove(.automaticDataInvalidation)
+        if stateless { connection.wanted.remove(.atomicOpenTruncate) }
     }
 
     func destroy() { withLock { destroyed = true } }
@@ -170,6 +177,8 @@ final class MemoryFilesystem: FuseOperations, @unchecked Sendable {
     func open(_ request: Request, inode: Inode, flags: OpenFlags, reply: OpenReply) {
         reply.respond {
             try withLock {
+                openAndFlushRequests += 1
+                if stateless { throw Errno.notImplemented }
                 guard try node(inode).attributes.kind == .regular else { throw Errno.isDirectory }
                 if flags.truncates { resize(inode, to: 0) }
                 return OpenedFile(keepCache: true)
@@ -187,7 +196,8 @@ final class MemoryFilesystem: FuseOperations, @unchecked Sendable {
         }
     }
 
-    func write(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, data: [UInt8], reply: WriteReply) {
+    func write(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, data: [UInt8], flags: OpenFlags,
+               reply: WriteReply) {
         reply.respond {
             try withLock {
                 var content = try node(inode).content
@@ -200,7 +210,14 @@ final class MemoryFilesystem: FuseOperations, @unchecked Sendable {
         }
     }
 
-    func flush(_ request: Request, inode: Inode, handle: UInt64, reply: EmptyReply) { reply.succeed() }
+    func flush(_ request: Request, inode: Inode, handle: UInt64, reply: EmptyReply) {
+        reply.respond {
+            try withLock {
+                openAndFlushRequests += 1
+                if stateless { throw Errno.notImplemented }
+            }
+        }
+    }
 
     func fsync(_ request: Request, inode: Inode, handle: UInt64, dataOnly: Bool, reply: EmptyReply) { reply.succeed() }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import FuseKit
 import FuseTestSupport
 import Testing
@@ -159,6 +160,30 @@ struct MountTests {
         }
     }
 
+    /// FuseKit's "Stateless files": after one `open` and one `flush` answered `ENOSYS`, opens and
+    /// closes no longer reach the filesystem, `O_TRUNC` and appends still do the right thing,
+    /// and the close watcher reports the closes of written files (and only those).
+    @Test func statelessFilesReportWriterClosesThroughTheWatcher() throws {
+        let filesystem = MemoryFilesystem(stateless: true)
+        filesystem.putFile("note.md", "old text\n")
+        let events = Mutex<[CloseWatcher.Event]>([])
+        try TestMount.withMount(filesystem) { mount throws in
+            mount.closeWatcher.onEvent { event in events.withLock { $0.append(event) } }
+            mount.closeWatcher.watch(folder: "")
+            _ = try sh(mount, "mkdir sub && cat note.md > /dev/null")
+            mount.closeWatcher.watch(folder: "sub")
+            let before = filesystem.openAndFlushRequests
+            _ = try sh(mount, "cat note.md note.md > /dev/null; printf 'new\n' > note.md; printf 'more\n' >> note.md; printf x > sub/a.txt")
+            #expect(try sh(mount, "cat note.md") == "new\nmore\n")
+            #expect(filesystem.openAndFlushRequests == before, "opens and closes reached the filesystem")
+            let expected: [CloseWatcher.Event] = [
+                .closed(parent: .root, name: "note.md"), .closed(parent: .root, name: "note.md"),
+                .closed(parent: filesystem.inode(at: "sub")!, name: "a.txt"),
+            ]
+            #expect(eventuallyTrue { events.withLock { $0 } == expected }, "\(events.withLock { $0 })")
+        }
+    }
+
     @Test func externalUnmountEndsRunCleanly() throws {
         let filesystem = MemoryFilesystem()
         try TestMount.withMount(filesystem) { mount throws in
@@ -284,4 +309,14 @@ struct MountpointErrorTests {
         ]
         for error in errors { #expect(!error.description.contains("\n"), "\(error)") }
     }
+}
+
+/// Polls `condition` for up to two seconds.
+private func eventuallyTrue(_ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(2)
+    while Date() < deadline {
+        if condition() { return true }
+        Thread.sleep(forTimeInterval: 0.02)
+    }
+    return condition()
 }

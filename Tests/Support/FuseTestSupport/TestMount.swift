@@ -36,6 +36,8 @@ public final class TestMount: @unchecked Sendable {
 
     /// The filesystem's invalidation queue.
     public var notifier: Notifier { session.notifier }
+    /// The session's close watcher (for filesystems with stateless opens).
+    public var closeWatcher: CloseWatcher { session.closeWatcher }
 
     /// Mounts `filesystem` on a fresh temporary directory, runs `body`, and always unmounts.
     public static func withMount<T>(_ filesystem: some FuseOperations,

@@ -1,0 +1,178 @@
+import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tells a filesystem when a program closes a file it had open for writing on the mount.
+///
+/// A filesystem with stateless opens (see ``FuseOperations``, "Stateless files") is never sent
+/// `open`, `flush` or `release` for existing files, so the kernel never says when a writer is
+/// done with one. It does tell inotify watchers of the mount itself: the watcher watches chosen
+/// folders of the mount for `IN_CLOSE_WRITE` — raised when the last descriptor of a file
+/// opened for writing is closed — and reports each as the folder's inode and the file's name.
+/// Reading never raises it, so readers cost nothing.
+///
+/// Watches are added on the watcher's own thread once the session has connected: adding one
+/// looks the folder up through the mount, which a request handler must never do. So
+/// ``watch(folder:)`` is safe to call from handlers; it only queues. A watch ends by itself when
+/// its folder is removed; a renamed folder keeps its watch and its inode.
+///
+/// Events are delivered in order on the watcher's thread. If the kernel's event queue
+/// overflows, ``Event/eventsLost`` is delivered instead of the events that were dropped.
+public final class CloseWatcher: @unchecked Sendable {
+    public enum Event: Hashable, Sendable {
+        /// `name` in folder `parent` was closed by the last program holding it open for writing.
+        case closed(parent: Inode, name: String)
+        /// The kernel dropped events: any file written since the last event may have been closed.
+        case eventsLost
+    }
+
+    public typealias Handler = @Sendable (Event) -> Void
+
+    private let condition = NSCondition()
+    /// Folders (relative to the mount root) waiting for a watch.
+    private var pendingFolders: [String] = []
+    private var handler: Handler?
+    private var mountpoint: String?
+    private var isStopped = false
+    private var isRunning = false
+    /// The write end of the pipe that wakes the thread when folders are queued or on stop.
+    private var wakeDescriptor: Int32 = -1
+
+    package init() {}
+
+    /// Sets what receives the events. Call it before the session runs; events are dropped until then.
+    public func onEvent(_ handler: @escaping Handler) {
+        condition.withLock { self.handler = handler }
+    }
+
+    /// Watches the files directly inside `folder`, a path relative to the mount root (`""` is
+    /// the root). Safe from request handlers: the watch is added later, on the watcher's thread.
+    public func watch(folder: String) {
+        condition.withLock {
+            guard !isStopped else { return }
+            pendingFolders.append(folder)
+            wake()
+        }
+    }
+
+    /// Starts the thread; called by the session once the kernel is connected to `mountpoint`.
+    package func connect(mountpoint: String) {
+        condition.withLock {
+            guard !isStopped, !isRunning else { return }
+            self.mountpoint = mountpoint
+            var pipeEnds: [Int32] = [-1, -1]
+            guard pipe(&pipeEnds) == 0 else {
+                fuseKitLogger.error("close watcher: no pipe (\(Errno(errno))); closes are not reported")
+                return
+            }
+            for end in pipeEnds { _ = fcntl(end, F_SETFL, O_NONBLOCK); _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
+            wakeDescriptor = pipeEnds[1]
+            isRunning = true
+            let wakeUp = pipeEnds[0]
+            let thread = Thread { [self] in watchUntilStopped(wakeUp: wakeUp) }
+            thread.name = "FuseKit.CloseWatcher"
+            thread.start()
+        }
+    }
+
+    /// Stops the thread and waits (at most `timeout`) for it to end. A thread still adding a
+    /// watch through a mount that no longer answers ends once the session's device is closed.
+    package func stop(timeout: Duration = .seconds(2)) {
+        let deadline = Date().addingTimeInterval(timeout.seconds)
+        condition.withLock {
+            isStopped = true
+            pendingFolders.removeAll()
+            wake()
+            while isRunning {
+                guard condition.wait(until: deadline) else { return }
+            }
+        }
+    }
+
+    /// Called with `condition` held.
+    private func wake() {
+        guard wakeDescriptor >= 0 else { return }
+        var byte: UInt8 = 1
+        _ = Glibc.write(wakeDescriptor, &byte, 1)
+    }
+
+    private func watchUntilStopped(wakeUp: Int32) {
+        let inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        if inotify < 0 { fuseKitLogger.error("close watcher: inotify_init1 failed: \(Errno(errno))") }
+        var folders: [Int32: Inode] = [:]
+        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        while let (mountpoint, newFolders, handler) = nextRound() {
+            if inotify >= 0 {
+                for folder in newFolders { addWatch(inotify, mountpoint, folder, into: &folders) }
+            }
+            var descriptors = [pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0),
+                               pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
+            guard poll(&descriptors, inotify >= 0 ? 2 : 1, -1) >= 0 || errno == EINTR else { break }
+            if descriptors[0].revents != 0 { drain(wakeUp) }
+            if inotify >= 0, descriptors[1].revents != 0 {
+                for event in readEvents(inotify, into: &buffer, folders: &folders) { handler?(event) }
+            }
+        }
+        if inotify >= 0 { close(inotify) }
+        condition.withLock {
+            close(wakeUp)
+            close(wakeDescriptor)
+            wakeDescriptor = -1
+            isRunning = false
+            condition.broadcast()
+        }
+    }
+
+    /// The folders queued since the last round and the current handler; nil once stopped.
+    private func nextRound() -> (String, [String], Handler?)? {
+        condition.withLock {
+            guard !isStopped, let mountpoint else { return nil }
+            defer { pendingFolders.removeAll() }
+            return (mountpoint, pendingFolders, handler)
+        }
+    }
+
+    private func addWatch(_ inotify: Int32, _ mountpoint: String, _ folder: String, into folders: inout [Int32: Inode]) {
+        let path = folder.isEmpty ? mountpoint : mountpoint + "/" + folder
+        let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_ONLYDIR) | UInt32(IN_EXCL_UNLINK)
+        let watch = inotify_add_watch(inotify, path, mask)
+        var info = stat()
+        guard watch >= 0, stat(path, &info) == 0 else {
+            // Gone again before its watch (a folder made and removed at once) is no error.
+            if errno != ENOENT { fuseKitLogger.warning("close watcher: cannot watch \(path): \(Errno(errno))") }
+            return
+        }
+        folders[watch] = Inode(UInt64(info.st_ino))
+    }
+
+    /// Decodes every queued `inotify_event` into what it means for the filesystem.
+    private func readEvents(_ inotify: Int32, into buffer: inout [UInt8], folders: inout [Int32: Inode]) -> [Event] {
+        var events: [Event] = []
+        while true {
+            let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
+            guard count > 0 else { return events }
+            buffer.withUnsafeBytes { raw in
+                var offset = 0
+                while offset + MemoryLayout<inotify_event>.size <= count {
+                    let header = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                    let nameStart = offset + MemoryLayout<inotify_event>.size
+                    offset = nameStart + Int(header.len)
+                    if header.mask & UInt32(IN_Q_OVERFLOW) != 0 {
+                        events.append(.eventsLost)
+                    } else if header.mask & UInt32(IN_IGNORED) != 0 {
+                        folders[header.wd] = nil
+                    } else if header.mask & UInt32(IN_CLOSE_WRITE) != 0, let parent = folders[header.wd] {
+                        let nameBytes = raw[nameStart..<min(offset, count)].prefix { $0 != 0 }
+                        events.append(.closed(parent: parent, name: String(decoding: nameBytes, as: UTF8.self)))
+                    }
+                }
+            }
+        }
+    }
+
+    private func drain(_ descriptor: Int32) {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while bytes.withUnsafeMutableBytes({ Glibc.read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
+    }
+}
