@@ -9,9 +9,9 @@ import ShelfStore
 /// index and queues invalidations on the session's notifier.
 ///
 /// Only what the kernel holds is invalidated (inodes with a lookup count, names in folders it
-/// has looked up). A file open in an editor is never deleted or moved under it, and a file with
-/// open writers loses only its cached attributes, never the pages the writer works on. Changes
-/// this mount made itself are already in the index at the same version and cost nothing.
+/// has looked up). A file with unsaved writes keeps its pages (its save keeps both sides as a
+/// conflict copy). Changes this mount made itself are already in the index at the same version
+/// and cost nothing.
 final class ChangeFollower: Sendable {
     private let fileSystem: ShelfFileSystem
     private let interval: TimeInterval
@@ -80,10 +80,10 @@ final class ChangeFollower: Sendable {
         if let known, known.path != current?.path {
             forgetName(MountPath(known.path), deletedInode: current == nil ? itemInode : nil)
         }
-        if let itemInode, let known, let current, known.version != current.version {
-            fileSystem.cachedVersions.withLock { $0[itemInode] = nil }
-            let hasWriters = fileSystem.openFiles.itemFiles(of: itemInode).contains(where: \.writable)
-            fileSystem.invalidate(hasWriters ? .attributes(Inode(itemInode)) : .content(Inode(itemInode)))
+        // A file with unsaved writes keeps showing them: its save will keep both sides.
+        if let itemInode, let known, let current, known.version != current.version,
+           fileSystem.buffers.buffer(of: itemInode)?.isDirty != true {
+            fileSystem.invalidate(.content(Inode(itemInode)))
         }
     }
 
@@ -94,11 +94,11 @@ final class ChangeFollower: Sendable {
     }
 
     /// A name went away: drop it. `deletedInode`: the item itself is gone (trashed), which the
-    /// kernel tells watchers — unless the file is open: an editor keeps its file until it closes it.
+    /// kernel tells watchers. A program that has the file open keeps reading it (the trash keeps
+    /// its bytes), and what it writes to it brings the item back.
     private func forgetName(_ path: MountPath, deletedInode inode: UInt64?) {
         guard let parent = fileSystem.inodes.kernelInode(for: .plain(path.parent)) else { return }
         if let inode {
-            guard !fileSystem.openFiles.isOpen(inode) else { return }
             fileSystem.invalidate(.deletion(parent: Inode(parent), child: Inode(inode), name: path.name))
         } else {
             fileSystem.invalidate(.entry(parent: Inode(parent), name: path.name))

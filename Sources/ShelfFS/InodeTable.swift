@@ -76,10 +76,12 @@ final class InodeTable: Sendable {
         }
     }
 
-    /// The kernel dropped `count` references to `inode`.
-    func forget(_ inode: UInt64, count: UInt64) {
+    /// The kernel dropped `count` references to `inode`. Returns true when it no longer knows
+    /// the inode at all.
+    @discardableResult
+    func forget(_ inode: UInt64, count: UInt64) -> Bool {
         state.withLock { state in
-            guard inode != Self.rootInode, var entry = state.entries[inode] else { return }
+            guard inode != Self.rootInode, var entry = state.entries[inode] else { return false }
             entry.lookups -= min(count, entry.lookups)
             if entry.lookups == 0, !Self.keepsNumber(entry.key) || state.byKey[entry.key] != inode {
                 state.entries[inode] = nil
@@ -87,7 +89,13 @@ final class InodeTable: Sendable {
             } else {
                 state.entries[inode] = entry
             }
+            return entry.lookups == 0
         }
+    }
+
+    /// Whether the kernel holds `inode` (its lookup count is above zero).
+    func isKnownToKernel(_ inode: UInt64) -> Bool {
+        state.withLock { ($0.entries[inode]?.lookups ?? 0) > 0 }
     }
 
     /// `inode` now stands for `key` (a rename turned a temp file into an item, or moved a plain

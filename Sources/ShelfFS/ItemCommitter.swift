@@ -29,7 +29,8 @@ struct ItemCommitter: Sendable {
         var showsWrittenBytes: Bool
     }
 
-    func commit(_ bytes: [UInt8], at path: MountPath, into target: Target) throws -> Outcome {
+    /// Saves `bytes` written at `path` into `target`; `modified` is when they were written.
+    func commit(_ bytes: [UInt8], at path: MountPath, into target: Target, modified: Date = Date()) throws -> Outcome {
         guard let kind = PathRules.itemKind(under: path) else {
             throw StoreError.invalidPath(path.rawValue, reason: "item files live under Books/ or Notes/")
         }
@@ -51,7 +52,8 @@ struct ItemCommitter: Sendable {
                 var item = parsed.item
                 let keepsText = !parsed.declaredID || item.id == id
                 item.id = id
-                return try Self.update(item, basedOn: base, sourceText: keepsText ? text : nil, with: writer)
+                return try Self.update(item, basedOn: base, sourceText: keepsText ? text : nil, modified: modified,
+                                       with: writer)
             case (.success(let parsed), .new(let path)):
                 var item = parsed.item
                 var sourceText: String? = text
@@ -61,13 +63,14 @@ struct ItemCommitter: Sendable {
                     item.id = .generate()  // a copy of a live item: a new item
                     sourceText = nil
                 }
-                return try writer.insert(item, path: path.rawValue, sourceText: sourceText)
+                return try writer.insert(item, path: path.rawValue, sourceText: sourceText, modified: modified)
             case (.failure(let failure), .existing(let id, _)):
-                return try writer.saveDraft(id: id, text: text, diagnostics: failure.diagnostics)
+                return try writer.saveDraft(id: id, text: text, diagnostics: failure.diagnostics, modified: modified)
             case (.failure(let failure), .new(let path)):
                 let placeholder: Item = kind == .book ? .book(Book(title: fileTitle)) : .note(Note(title: fileTitle))
-                let inserted = try writer.insert(placeholder, path: path.rawValue, sourceText: nil)
-                return try writer.saveDraft(id: inserted.item.id, text: text, diagnostics: failure.diagnostics)
+                let inserted = try writer.insert(placeholder, path: path.rawValue, sourceText: nil, modified: modified)
+                return try writer.saveDraft(id: inserted.item.id, text: text, diagnostics: failure.diagnostics,
+                                            modified: modified)
             }
         }
         return Outcome(record: record, showsWrittenBytes: Array(record.content.utf8) == bytes)
@@ -77,10 +80,10 @@ struct ItemCommitter: Sendable {
     /// was opened (the CLI or another mount wrote meanwhile), the save still lands, and the
     /// version it replaces is kept beside it as `Title (conflict YYYY-MM-DD HHMMSS host).md`
     /// — never silently overwritten, never a conflict copy of a conflict copy.
-    private static func update(_ item: Item, basedOn base: Int64?, sourceText: String?,
+    private static func update(_ item: Item, basedOn base: Int64?, sourceText: String?, modified: Date,
                                with writer: StoreWriter) throws -> ItemRecord {
         do {
-            return try writer.update(item, basedOn: base, sourceText: sourceText)
+            return try writer.update(item, basedOn: base, sourceText: sourceText, modified: modified)
         } catch StoreError.versionConflict {
             if let other = try writer.record(id: item.id), !other.path.contains(" (conflict ") {
                 var copy = other.item
@@ -88,7 +91,7 @@ struct ItemCommitter: Sendable {
                 _ = try writer.insert(copy, path: conflictPath(for: MountPath(other.path), with: writer),
                                       sourceText: nil)
             }
-            return try writer.update(item, basedOn: nil, sourceText: sourceText)
+            return try writer.update(item, basedOn: nil, sourceText: sourceText, modified: modified)
         }
     }
 

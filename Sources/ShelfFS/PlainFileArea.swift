@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import FuseKit
+import ShelfModel
 
 extension Errno {
     /// The errno of the last failed system call.
@@ -49,6 +50,18 @@ struct PlainFileArea: Sendable {
             if name != "." && name != ".." { names.append(name) }
         }
         return names.sorted()
+    }
+
+    /// `Books`, `Notes` and every folder inside them where items live (hidden ones are plain).
+    func itemFolders() -> [MountPath] {
+        var folders: [MountPath] = []
+        var waiting = ItemKind.allCases.map { MountPath($0.folderName) }
+        while let folder = waiting.popLast() {
+            guard PathRules.isItemFolder(folder), isDirectory(folder) else { continue }
+            folders.append(folder)
+            waiting += ((try? entries(of: folder)) ?? []).map(folder.appending)
+        }
+        return folders
     }
 
     func open(_ path: MountPath, flags: Int32, mode: mode_t = 0o644) throws(Errno) -> Int32 {

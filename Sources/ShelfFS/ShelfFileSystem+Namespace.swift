@@ -23,26 +23,33 @@ extension ShelfFileSystem {
 
     // MARK: Creating
 
+    /// `open(O_CREAT)` of a name the kernel did not know. The file's later reads and writes
+    /// arrive by inode, like every other file's; its last close arrives as `release`.
     func create(parent: UInt64, name: String, mode: UInt32, flags: OpenFlags) throws -> CreatedFile {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             if let existing = resolve(path) {
                 guard !flags.exclusive else { throw Errno(EEXIST) }
-                let entry = try entry(for: existing, counting: true)
-                return CreatedFile(entry: entry, file: try open(entry.attributes.inode.rawValue, flags: flags))
+                let inode = inodes.inode(for: existing, lookup: false)
+                if flags.truncates && flags.isWritable {
+                    _ = try setAttributes(inode, changes: AttributeChanges(size: 0))
+                }
+                return CreatedFile(entry: try entry(for: existing, counting: true), file: OpenedFile())
             }
             if PathRules.isItemPath(path) {
                 // Not an item until its first save decides which one (its `id:` may name a
                 // trashed item coming back).
                 let pending = UUID()
                 newItemFiles.withLock { $0[pending] = path }
-                let entry = try entry(for: .newItemFile(pending), counting: true)
-                return CreatedFile(entry: entry, file: try open(entry.attributes.inode.rawValue, flags: flags))
+                buffers.startNewFile(inodes.inode(for: .newItemFile(pending), lookup: false))
+                return CreatedFile(entry: try entry(for: .newItemFile(pending), counting: true), file: OpenedFile())
             }
-            let descriptor = try plain.open(path, flags: flags.rawValue | O_CREAT, mode: mode_t(mode & 0o7777))
+            // Opened read-write whatever the mode: the creator may write a file it makes read-only.
+            let descriptor = try plain.open(path, flags: O_RDWR | O_CREAT | (flags.rawValue & O_EXCL),
+                                            mode: mode_t(mode & 0o7777))
             let entry = try entry(for: .plain(path), counting: true)
-            let handle = openFiles.add(.plain(PlainOpenFile(inode: entry.attributes.inode.rawValue, descriptor: descriptor)))
-            return CreatedFile(entry: entry, file: OpenedFile(handle: handle))
+            descriptors.keep(descriptor, for: entry.attributes.inode.rawValue)
+            return CreatedFile(entry: entry, file: OpenedFile())
         }
     }
 
@@ -61,6 +68,7 @@ extension ShelfFileSystem {
             // A folder named like an item file would be hidden behind the item overlay.
             guard !PathRules.isItemPath(path) else { throw Errno(EPERM) }
             try plain.makeDirectory(path, mode: mode_t(mode & 0o7777))
+            watchForCloses(path)
             return try entry(for: .plain(path), counting: true)
         }
     }
@@ -76,8 +84,10 @@ extension ShelfFileSystem {
 
     // MARK: Removing
 
-    /// `rm` of an item sends it to the store's trash (`shelf trash restore` brings it back).
+    /// `rm` of an item sends it to the store's trash (`shelf trash restore` brings it back),
+    /// with any writes made to it until then.
     func unlink(parent: UInt64, name: String) throws {
+        try saveBeforeMoving(parent: parent, name: name)
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             switch resolve(path) {
@@ -87,6 +97,7 @@ extension ShelfFileSystem {
             case .newItemFile(let pending):
                 newItemFiles.withLock { $0[pending] = nil }
             case .plain:
+                if let inode = inodes.kernelInode(for: .plain(path)) { descriptors.pin(inode, path: path, in: plain) }
                 try plain.unlink(path)
                 inodes.detach(.plain(path))
             case .status:
@@ -116,6 +127,8 @@ extension ShelfFileSystem {
     // MARK: Renaming
 
     func rename(parent: UInt64, name: String, newParent: UInt64, newName: String, flags: RenameFlags) throws {
+        try saveBeforeMoving(parent: parent, name: name)
+        try saveBeforeMoving(parent: newParent, name: newName)
         try mutating {
             let from = try writablePath(parent: parent, name: name)
             let to = try writablePath(parent: newParent, name: newName)
@@ -144,6 +157,15 @@ extension ShelfFileSystem {
         }
     }
 
+    /// Saves the writes to the file at `name` before a rename or unlink moves or replaces it,
+    /// so they go where the file was when they were made. Outside `namespaceLock` (see the lock
+    /// order); a write that slips in before the namespace change is saved wherever the file went.
+    private func saveBeforeMoving(parent: UInt64, name: String) throws {
+        guard let path = try? folderPath(parent).appending(name), let key = resolve(path),
+              let inode = inodes.existingInode(for: key) else { return }
+        try save(inode)
+    }
+
     /// The replaced target of a rename leaves: an item to the trash, an unsaved new file away.
     private func removeForReplacement(_ target: NodeKey?) throws {
         switch target {
@@ -154,6 +176,7 @@ extension ShelfFileSystem {
             newItemFiles.withLock { $0[pending] = nil }
         case .plain(let path):
             if plain.isDirectory(path) { throw Errno(EISDIR) }
+            if let inode = inodes.kernelInode(for: .plain(path)) { descriptors.pin(inode, path: path, in: plain) }
         case .status:
             throw Errno(EACCES)
         case nil:
@@ -176,9 +199,9 @@ extension ShelfFileSystem {
     /// for the store's trash and the file lives on as a plain file with the same bytes, so the
     /// editor's backup is real and recreating a file with its `id:` brings the item back.
     private func releaseItem(_ id: ItemID, to: MountPath, replacing target: NodeKey?) throws {
-        guard let record = try store.record(id: id) else { throw Errno(ENOENT) }
+        guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
         try removeForReplacement(target)
-        try plain.writeAtomically(Array(record.content.utf8), to: to)
+        try plain.writeAtomically(Array(file.content.utf8), to: to)
         do {
             try store.write { try $0.trash(id: id) }
         } catch {
@@ -188,19 +211,24 @@ extension ShelfFileSystem {
         index.remove(id)
         if let inode = inodes.existingInode(for: .item(id)) {
             inodes.rekey(inode, to: .plain(to))
-            cachedVersions.withLock { $0[inode] = nil }
+            buffers.releaseIfSaved(inode)
         }
     }
 
     /// Plain file → item path: an atomic save (temp file renamed over the item), an item coming
-    /// back (a file with a trashed item's `id:`), or a new item.
+    /// back (a file with a trashed item's `id:`), or a new item. The replaced item file's inode
+    /// keeps the bytes it showed for the programs still reading it, as a disk filesystem's would.
     private func adoptPlainFile(from: MountPath, to: MountPath, replacing target: NodeKey?) throws {
         guard !plain.isDirectory(from) else { throw Errno(EPERM) }
         let bytes = try plain.readAll(from)
         let destination: ItemCommitter.Target
+        var replaced: (inode: UInt64, bytes: [UInt8], version: Int64, modified: Date)?
         switch target {
         case .item(let id):
             destination = .existing(id, basedOn: nil)
+            if let inode = inodes.kernelInode(for: .item(id)), let file = try store.file(id: id) {
+                replaced = (inode, Array(file.content.utf8), file.version, index.summary(id: id)?.modified ?? Date())
+            }
         case .newItemFile(let pending):
             newItemFiles.withLock { $0[pending] = nil }
             destination = .new(at: to)
@@ -211,13 +239,15 @@ extension ShelfFileSystem {
         let outcome = try committer.commit(bytes, at: to, into: destination)
         try plain.unlink(from)
         index.put(ItemSummary(outcome.record))
+        if let replaced {
+            buffers.freeze(replaced.inode, bytes: replaced.bytes, version: replaced.version, modified: replaced.modified)
+        }
         if let inode = inodes.existingInode(for: .plain(from)) {
-            // Writes so far are in this save; only later ones are saved again at close.
-            for open in openFiles.plainFiles(of: inode) { _ = open.takeWritten() }
+            // From now on its reads and writes are the item's (a program may still write the
+            // temp file it renamed: those writes are saved into the item).
+            descriptors.forget(inode)
             inodes.rekey(inode, to: .item(outcome.record.item.id))
-            cachedVersions.withLock { $0[inode] = nil }
-            // The kernel knows this inode's size as the temp file's: have it ask again, so
-            // opens can use the page cache (they bypass it while the size is unconfirmed).
+            // The kernel holds the temp file's attributes (mode, owner, times): have it ask again.
             invalidate(outcome.showsWrittenBytes ? .attributes(Inode(inode)) : .content(Inode(inode)))
         }
     }

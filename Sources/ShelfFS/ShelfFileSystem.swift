@@ -13,23 +13,35 @@ import ShelfStore
 /// Every operation is a synchronous method that throws an ``Errno``-convertible error, so the
 /// dispatch tests drive it without a kernel; ``ShelfFuseOperations`` forwards the kernel's requests here.
 ///
+/// ## Stateless opens
+/// The kernel opens and closes files without asking (FuseKit's "Stateless files"): a cached
+/// `cat` costs no request at all. Reads and writes arrive by inode. An item inode reads from the
+/// store, or from its ``ItemBuffer`` while it holds unsaved writes or the bytes of a version its
+/// name has moved on from; a plain inode reads and writes its real file through
+/// ``PlainDescriptors``. Writes are saved when the writer closes the file, after a pause in
+/// writing, on `fsync`, and before the file is renamed or removed (``SaveScheduler``).
+///
 /// ## Kernel caching
-/// Entries and attributes of items and folders are cached for a minute: changes that do not
-/// come through this mount are pushed with the notifier (``ChangeFollower``). Names that do not
-/// exist are cached briefly, status files not at all.
+/// Entries and attributes of items and folders are cached for a minute, and pages for as long
+/// as the kernel likes: changes that do not come through this mount are pushed with the notifier
+/// (``ChangeFollower``). Names that do not exist are cached briefly, status files not at all.
+/// A file replaced by a rename keeps showing the bytes it had to the programs that still read
+/// it (its inode is frozen at that version), so a reader never mixes two versions of a save.
 ///
 /// ## Parallelism and locks
-/// Each piece of state has its own short lock (item index, inode table, open-file table, one
-/// buffer per open), held for dictionary work only. Two locks are held across store calls: an
-/// open's own buffer during its commit (so its writes never interleave with its save), and
-/// `namespaceLock` during namespace changes (create, rename, unlink, folder changes, first saves
-/// of new item files) so two renames never interleave. Reads, writes and saves of existing items
-/// never take `namespaceLock`, so readers and writers of different files never queue behind
-/// one another. Lock order: an open's buffer, then `namespaceLock`, then the short locks.
+/// Each piece of state has its own short lock (item index, inode table, buffer table,
+/// descriptors), held for dictionary work only. Two locks are held across store calls: a buffer's
+/// own lock during its save (so no write interleaves with it), and `namespaceLock` during
+/// namespace changes (create, rename, unlink, folder changes, first saves of new item files) so
+/// two renames never interleave. Reads, writes and saves of existing items never take
+/// `namespaceLock`, so readers and writers of different files never queue behind one another.
+/// Lock order: `namespaceLock`, then a buffer, then the short locks; a namespace change saves the
+/// file it moves before it takes `namespaceLock`.
 ///
 /// ## Deadlocks
 /// No handler touches the mount itself or waits for the kernel: invalidations only queue on
-/// FuseKit's notifier, whose own thread talks to the kernel.
+/// FuseKit's notifier, whose own thread talks to the kernel, and the close watcher adds its
+/// watches on its own thread.
 final class ShelfFileSystem: Sendable {
     static let cacheTimeout: Duration = .seconds(60)
     static let negativeTimeout: Duration = .milliseconds(500)
@@ -38,26 +50,26 @@ final class ShelfFileSystem: Sendable {
     let store: LibraryStore
     let index: ItemIndex
     let inodes = InodeTable()
-    let openFiles = OpenFileTable()
+    let buffers = ItemBuffers()
+    let descriptors = PlainDescriptors()
     let plain: PlainFileArea
     /// The session's invalidation queue, once mounted; before that the kernel caches nothing.
     private let notifier = Mutex<Notifier?>(nil)
+    /// The session's close watcher, once mounted: new item folders are watched as they appear.
+    private let closeWatcher = Mutex<CloseWatcher?>(nil)
+    let saves: SaveScheduler
     let committer: ItemCommitter
     let statusFolder: StatusFolder
     let logger = Logger(label: "shelf.fs")
     /// Item files created through the mount and not saved yet, by their placeholder identity.
     let newItemFiles = Mutex<[UUID: MountPath]>([:])
-    /// The store version of each item inode the kernel last read pages of, for `keep_cache`.
-    let cachedVersions = Mutex<[UInt64: Int64]>([:])
-    /// The size each item inode last had in an attribute reply: the kernel clamps page-cache
-    /// reads to it, so an open of bytes of another size must bypass the page cache.
-    private let toldSizes = Mutex<[UInt64: Int]>([:])
     let namespaceLock = NSLock()
     /// The change-feed position the index was loaded at: following starts there.
     let loadedSequence: Int64
 
     /// Prepares the plain-file area (top folders and every item's folder) and loads the index.
-    init(store: LibraryStore) throws {
+    /// `idleSaveDelay`: how long a written file is left alone before it is saved without a close.
+    init(store: LibraryStore, idleSaveDelay: TimeInterval = 1) throws {
         self.store = store
         plain = PlainFileArea(root: store.plainFilesFolder)
         loadedSequence = try store.lastSequence()
@@ -65,13 +77,24 @@ final class ShelfFileSystem: Sendable {
         index = ItemIndex(summaries)
         committer = ItemCommitter(store: store)
         statusFolder = StatusFolder(store: store, index: index)
+        saves = SaveScheduler(idleDelay: idleSaveDelay)
         let folders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
             .union(summaries.map { MountPath($0.path).parent })
         for folder in folders { try ensureFolder(folder) }
     }
 
+    /// Sends invalidations to `notifier` (the mounted session's) from now on.
     func attach(_ notifier: Notifier) {
         self.notifier.withLock { $0 = notifier }
+    }
+
+    /// Starts saving in the background: writers' closes come from `closeWatcher` (every item
+    /// folder is watched), the scheduler saves what is due.
+    func startSaving(closeWatcher: CloseWatcher) {
+        self.closeWatcher.withLock { $0 = closeWatcher }
+        closeWatcher.onEvent { [weak self] event in self?.handle(event) }
+        for folder in plain.itemFolders() { closeWatcher.watch(folder: folder.rawValue) }
+        saves.start { [weak self] inode in self?.saveInBackground(inode) }
     }
 
     /// Queues `invalidation` for the kernel (safe from request handlers: it only queues).
@@ -80,9 +103,23 @@ final class ShelfFileSystem: Sendable {
     }
 
     /// Creates `folder` and its parents in the plain-file area if missing (an item moved by the
-    /// CLI into a new shelf needs its folder to be listable).
+    /// CLI into a new shelf needs its folder to be listable), and watches it for closes.
     func ensureFolder(_ folder: MountPath) throws {
+        var missing: [MountPath] = []
+        var ancestor = folder
+        while !ancestor.isRoot, !plain.isDirectory(ancestor) {
+            missing.append(ancestor)
+            ancestor = ancestor.parent
+        }
+        guard !missing.isEmpty else { return }
         try FileManager.default.createDirectory(atPath: plain.realPath(folder), withIntermediateDirectories: true)
+        for created in missing.reversed() { watchForCloses(created) }
+    }
+
+    /// Has the close watcher report closes of files in `folder` if items live there.
+    func watchForCloses(_ folder: MountPath) {
+        guard PathRules.isItemFolder(folder) else { return }
+        closeWatcher.withLock { $0 }?.watch(folder: folder.rawValue)
     }
 
     // MARK: Names
@@ -136,33 +173,37 @@ final class ShelfFileSystem: Sendable {
         case .plain(let path):
             return FileAttributes(try plain.status(path), inode: Inode(inode))
         case .item(let id):
-            guard let summary = index.summary(id: id) else { throw Errno(ENOENT) }
-            let modified = FileTime(summary.modified)
-            let size = unsavedSize(of: inode) ?? summary.size
-            toldSizes.withLock { $0[inode] = size }
-            return FileAttributes(inode: Inode(inode), kind: .regular, permissions: 0o644,
-                                  size: UInt64(size),
-                                  accessTime: modified, modificationTime: modified, changeTime: modified)
+            let (size, modified) = try itemShape(id, inode: inode)
+            return Self.fileAttributes(inode, size: size, modified: FileTime(modified))
         case .newItemFile:
-            let now = FileTime.now
-            return FileAttributes(inode: Inode(inode), kind: .regular, permissions: 0o644,
-                                  size: UInt64(unsavedSize(of: inode) ?? 0),
-                                  accessTime: now, modificationTime: now, changeTime: now)
+            let (size, modified) = buffers.buffer(of: inode)?.shape ?? (0, Date())
+            return Self.fileAttributes(inode, size: size, modified: FileTime(modified))
         case .status(let name):
-            let now = FileTime.now
             if name.isEmpty {
+                let now = FileTime.now
                 return FileAttributes(inode: Inode(inode), kind: .directory, permissions: 0o555, linkCount: 2,
                                       accessTime: now, modificationTime: now, changeTime: now)
             }
+            let snapshot = try statusFolder.refreshedSnapshot(of: name)
             return FileAttributes(inode: Inode(inode), kind: .regular, permissions: 0o444,
-                                  size: UInt64(try statusFolder.content(of: name).count),
-                                  accessTime: now, modificationTime: now, changeTime: now)
+                                  size: UInt64(snapshot.bytes.count), accessTime: snapshot.modified,
+                                  modificationTime: snapshot.modified, changeTime: snapshot.modified)
         }
     }
 
-    /// The size of the newest unsaved writes to `inode`, which `stat` must show until they are saved.
-    private func unsavedSize(of inode: UInt64) -> Int? {
-        openFiles.itemFiles(of: inode).compactMap(\.unsavedSize).max()
+    /// Size and modification time of an item inode: of its held bytes if any (unsaved writes, or
+    /// the version a replaced file shows), otherwise of the item as the index knows it. An
+    /// item deleted while a program still holds its file shows its last bytes.
+    private func itemShape(_ id: ItemID, inode: UInt64) throws -> (size: Int, modified: Date) {
+        if let shape = buffers.buffer(of: inode)?.shape { return shape }
+        if let summary = index.summary(id: id) { return (summary.size, summary.modified) }
+        guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
+        return (file.content.utf8.count, Date())
+    }
+
+    private static func fileAttributes(_ inode: UInt64, size: Int, modified: FileTime) -> FileAttributes {
+        FileAttributes(inode: Inode(inode), kind: .regular, permissions: 0o644, size: UInt64(size),
+                       accessTime: modified, modificationTime: modified, changeTime: modified)
     }
 
     func cachedAttributes(of inode: UInt64) throws -> CachedAttributes {
@@ -192,8 +233,12 @@ final class ShelfFileSystem: Sendable {
         return try entry(for: key, counting: true)
     }
 
+    /// The kernel let go of `inode`: once it no longer knows it, its real file (if plain) is
+    /// closed and the bytes it held (if a replaced item file) are dropped.
     func forget(_ inode: UInt64, count: UInt64) {
-        inodes.forget(inode, count: count)
+        guard inodes.forget(inode, count: count) else { return }
+        descriptors.forget(inode)
+        buffers.releaseIfSaved(inode)
     }
 
     /// One name in a folder listing.
@@ -252,166 +297,195 @@ final class ShelfFileSystem: Sendable {
         inodes.inode(for: key, lookup: false)
     }
 
-    // MARK: Opening, reading, writing
+    // MARK: Reading and writing
 
-    func open(_ inode: UInt64, flags: OpenFlags) throws -> OpenedFile {
+    /// Up to `size` bytes of `inode` at `offset`.
+    func read(_ inode: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
         guard let key = inodes.key(of: inode) else { throw Errno(ENOENT) }
         switch key {
-        case .plain(let path):
-            let descriptor = try plain.open(path, flags: flags.rawValue & ~(O_CREAT | O_EXCL))
-            return OpenedFile(handle: openFiles.add(.plain(PlainOpenFile(inode: inode, descriptor: descriptor))))
-        case .status(let name):
-            guard !flags.isWritable else { throw Errno(EACCES) }
-            let content = try statusFolder.content(of: name)
-            return OpenedFile(handle: openFiles.add(.status(content)), directIO: true)
         case .item(let id):
-            let hasWriter = openFiles.itemFiles(of: inode).contains(where: \.writable)
+            if let bytes = buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
-            let truncates = flags.truncates && flags.isWritable
-            let open = ItemOpenFile(inode: inode, bytes: truncates ? [] : Array(file.content.utf8),
-                                    baseVersion: file.version, writable: flags.isWritable,
-                                    appends: flags.appends, dirty: truncates)
-            // The kernel keeps one size per inode, and a writer's `O_TRUNC` or unsaved writes
-            // change it; a reader opened meanwhile bypasses the page cache so it reads its
-            // whole snapshot whatever size the kernel holds.
-            // Likewise when the kernel holds another size than this snapshot's (an inode that a
-            // rename-over save replaced, still open or looked up by a reader): its page-cache
-            // reads would stop at the old size.
-            // (No size on record: the kernel knows this inode from before it became this item.)
-            let sizeIsStale = toldSizes.withLock { $0[inode] != file.content.utf8.count }
-            if !flags.isWritable, hasWriter || sizeIsStale {
-                return OpenedFile(handle: openFiles.add(.item(open)), directIO: true)
-            }
-            let keepCache = !truncates && cachedVersions.withLock { cached in
-                defer { cached[inode] = file.version }
-                return cached[inode] == file.version
-            }
-            return OpenedFile(handle: openFiles.add(.item(open)), keepCache: keepCache, noFlush: !flags.isWritable)
+            return Self.slice(file.content.utf8, offset: offset, size: size)
         case .newItemFile:
-            // Dirty from the start, so even an empty new file is saved when it is closed.
-            let open = ItemOpenFile(inode: inode, bytes: [], baseVersion: nil, writable: flags.isWritable,
-                                    appends: flags.appends, dirty: true)
-            return OpenedFile(handle: openFiles.add(.item(open)))
-        }
-    }
-
-    func read(handle: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
-        switch openFiles.file(handle) {
-        case .item(let open):
-            return open.read(offset: Int(offset), size: size)
-        case .plain(let open):
+            return buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) ?? []
+        case .plain(let path):
+            let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: false)
             var bytes = [UInt8](repeating: 0, count: size)
-            let count = bytes.withUnsafeMutableBytes { pread(open.descriptor, $0.baseAddress, size, off_t(offset)) }
+            let count = bytes.withUnsafeMutableBytes { pread(descriptor.fd, $0.baseAddress, size, off_t(offset)) }
             guard count >= 0 else { throw Errno.current }
-            return Array(bytes[..<count])
-        case .status(let content):
-            guard offset < content.count else { return [] }
-            return Array(content[Int(offset)..<min(content.count, Int(offset) + size)])
-        case nil:
-            throw Errno(EBADF)
+            bytes.removeSubrange(count...)
+            return bytes
+        case .status(let name):
+            return Self.slice(try statusFolder.snapshot(of: name).bytes, offset: offset, size: size)
         }
     }
 
-    func write(handle: UInt64, offset: Int64, data: [UInt8]) throws -> Int {
-        switch openFiles.file(handle) {
-        case .item(let open):
-            guard open.writable else { throw Errno(EBADF) }
-            return open.write(data, at: Int(offset))
-        case .plain(let open):
-            let count = data.withUnsafeBytes { pwrite(open.descriptor, $0.baseAddress, data.count, off_t(offset)) }
+    private static func slice(_ bytes: some Collection<UInt8>, offset: Int64, size: Int) -> [UInt8] {
+        Array(bytes.dropFirst(Int(offset)).prefix(size))
+    }
+
+    /// Writes `data` at `offset` (at the end when `appending`); returns the count written.
+    /// Item files take the writes into their buffer, to be saved later (see ``SaveScheduler``).
+    func write(_ inode: UInt64, offset: Int64, data: [UInt8], appending: Bool) throws -> Int {
+        guard let key = inodes.key(of: inode) else { throw Errno(ENOENT) }
+        switch key {
+        case .item, .newItemFile:
+            try buffers.write(inode, start: { try currentBytes(of: key) }) { bytes in
+                let start = appending ? bytes.count : Int(offset)
+                if start > bytes.count { bytes += [UInt8](repeating: 0, count: start - bytes.count) }
+                bytes.replaceSubrange(start..<min(bytes.count, start + data.count), with: data)
+            }
+            saves.wrote(inode)
+            return data.count
+        case .plain(let path):
+            let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: true)
+            var position = off_t(offset)
+            if appending {
+                var info = stat()
+                guard fstat(descriptor.fd, &info) == 0 else { throw Errno.current }
+                position = info.st_size
+            }
+            let count = data.withUnsafeBytes { pwrite(descriptor.fd, $0.baseAddress, data.count, position) }
             guard count >= 0 else { throw Errno.current }
-            open.noteWrite()
             return count
+        case .status:
+            throw Errno(EACCES)
+        }
+    }
+
+    /// The bytes a first write to an item inode starts from, and their version.
+    private func currentBytes(of key: NodeKey) throws -> (bytes: [UInt8], baseVersion: Int64?) {
+        guard case .item(let id) = key else { return ([], nil) }
+        guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
+        return (Array(file.content.utf8), file.version)
+    }
+
+    /// `fsync`: saves an item's unsaved writes and waits until the store has them on disk;
+    /// plain files are synced to their disk.
+    func sync(_ inode: UInt64) throws {
+        switch inodes.key(of: inode) {
+        case .item, .newItemFile:
+            try save(inode)
+            try store.synchronize()
+        case .plain(let path):
+            let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: false)
+            guard fsync(descriptor.fd) == 0 else { throw Errno.current }
+        case .status: return
+        case nil: throw Errno(ENOENT)
+        }
+    }
+
+    // MARK: Saving
+
+    /// The last program writing `inode` closed it (`release` of a created file).
+    func writerClosed(_ inode: UInt64) {
+        saves.closed(inode)
+    }
+
+    /// What the close watcher saw: a writer closed a file in a watched folder.
+    private func handle(_ event: CloseWatcher.Event) {
+        switch event {
+        case .closed(let parent, let name):
+            guard let path = try? folderPath(parent.rawValue).appending(name), let key = resolve(path),
+                  let inode = inodes.existingInode(for: key) else { return }
+            saves.closed(inode)
+        case .eventsLost:
+            for inode in buffers.unsavedInodes() { saves.closed(inode) }
+        }
+    }
+
+    /// A save the scheduler started: nobody waits for it, so a failure is logged (the writes
+    /// stay in memory and the next close, pause or `fsync` tries again).
+    private func saveInBackground(_ inode: UInt64) {
+        do { try save(inode) } catch { logger.error("could not save inode \(inode): \(error)") }
+    }
+
+    /// Saves `inode`'s unsaved writes into whatever it stands for now: a valid text updates the
+    /// item, an invalid one is kept as its draft; either way the record is committed on return.
+    func save(_ inode: UInt64) throws {
+        guard let buffer = buffers.buffer(of: inode), buffer.isDirty else { return }
+        // A new file's first save names it in the store: that is a namespace change.
+        let isNew = if case .newItemFile = inodes.key(of: inode) { true } else { false }
+        if isNew { namespaceLock.lock() }
+        defer { if isNew { namespaceLock.unlock() } }
+        do {
+            try buffer.saveIfDirty { bytes, baseVersion, modified in
+                try save(bytes, basedOn: baseVersion, modified: modified, into: inode)
+            }
+        } catch let error as Errno {
+            throw error
+        } catch {
+            logger.error("could not save inode \(inode): \(error)")
+            throw Errno(EIO)
+        }
+        if isCurrentFile(inode) || !inodes.isKnownToKernel(inode) { buffers.releaseIfSaved(inode) }
+    }
+
+    /// Commits `bytes` into what `inode` stands for; returns the version they are saved at.
+    private func save(_ bytes: [UInt8], basedOn baseVersion: Int64?, modified: Date, into inode: UInt64) throws -> Int64 {
+        switch inodes.key(of: inode) {
+        case .item(let id):
+            let path = try path(of: .item(id)) ?? restoreForWrites(id)
+            let outcome = try committer.commit(bytes, at: path, into: .existing(id, basedOn: baseVersion), modified: modified)
+            return saved(outcome, by: inode)
+        case .newItemFile(let pending):
+            guard let path = newItemFiles.withLock({ $0[pending] }) else {
+                logger.debug("inode \(inode) was removed before its first save; its writes are dropped")
+                return 0
+            }
+            let outcome = try committer.commit(bytes, at: path, into: .new(at: path), modified: modified)
+            newItemFiles.withLock { $0[pending] = nil }
+            inodes.rekey(inode, to: .item(outcome.record.item.id))
+            return saved(outcome, by: inode)
+        case .plain(let path):
+            // Renamed to a plain name just as it was written: the writes follow it there.
+            try plain.writeAtomically(bytes, to: path)
+            return baseVersion ?? 0
         case .status, nil:
             throw Errno(EBADF)
         }
     }
 
-    /// `close`: saves the open's unsaved writes — a valid text updates the item, an invalid one
-    /// is kept as its draft; either way the save succeeds and is durable (committed to SQLite)
-    /// on return. Plain files need nothing: their writes are already in the real file.
-    func flush(handle: UInt64) throws {
-        switch openFiles.file(handle) {
-        case .item(let open): try commit(open)
-        case .plain(let open): try commitWritesAfterAdoption(open)
-        case .status: return
-        case nil: throw Errno(EBADF)
+    /// An item deleted (here or elsewhere) while a program still wrote its file comes back from
+    /// the trash with those writes: nothing written is lost. Returns its path.
+    private func restoreForWrites(_ id: ItemID) throws -> MountPath {
+        let record = try store.restore(id: id)
+        logger.notice("\(record.path) was deleted while a program still wrote it; it is back with those writes")
+        let path = MountPath(record.path)
+        try ensureFolder(path.parent)
+        index.put(ItemSummary(record))
+        if let parent = inodes.kernelInode(for: .plain(path.parent)) {
+            invalidate(.entry(parent: Inode(parent), name: path.name))
         }
+        return path
     }
 
-    /// `fsync`: commits an item's unsaved writes and waits until the store has them on disk;
-    /// plain files are synced to their disk.
-    func sync(handle: UInt64) throws {
-        switch openFiles.file(handle) {
-        case .item(let open):
-            try commit(open)
-            try store.synchronize()
-        case .plain(let open):
-            try commitWritesAfterAdoption(open)
-            guard fsync(open.descriptor) == 0 else { throw Errno.current }
-        case .status: return
-        case nil: throw Errno(EBADF)
-        }
-    }
-
-    func release(handle: UInt64) throws {
-        defer { openFiles.remove(handle) }
-        if case .item(let open) = openFiles.file(handle) { try commit(open) }
-    }
-
-    /// A temp file renamed onto an item while still open may be written after the rename: those
-    /// writes went to the (now unlinked) temp file, so at close its content is saved into the
-    /// item it became. Needs a readable descriptor (`mkstemp` and editors open read-write).
-    private func commitWritesAfterAdoption(_ open: PlainOpenFile) throws {
-        guard case .item(let id) = inodes.key(of: open.inode), open.takeWritten(),
-              let bytes = try? PlainFileArea.readAll(fd: open.descriptor),
-              let path = path(of: .item(id)) else { return }
-        let outcome = try committer.commit(bytes, at: path, into: .existing(id, basedOn: nil))
-        _ = saved(outcome, inode: open.inode)
-    }
-
-    /// Commits `open`'s unsaved bytes into whatever its inode stands for now.
-    func commit(_ open: ItemOpenFile) throws {
-        do {
-            try open.commitIfDirty { bytes, baseVersion in
-                switch inodes.key(of: open.inode) {
-                case .item(let id):
-                    guard let path = path(of: .item(id)) else { throw Errno(ENOENT) }
-                    let outcome = try committer.commit(bytes, at: path, into: .existing(id, basedOn: baseVersion))
-                    return saved(outcome, inode: open.inode)
-                case .newItemFile(let pending):
-                    namespaceLock.lock()
-                    defer { namespaceLock.unlock() }
-                    guard let path = newItemFiles.withLock({ $0[pending] }) else { throw Errno(ENOENT) }
-                    let outcome = try committer.commit(bytes, at: path, into: .new(at: path))
-                    newItemFiles.withLock { $0[pending] = nil }
-                    inodes.rekey(open.inode, to: .item(outcome.record.item.id))
-                    return saved(outcome, inode: open.inode)
-                case .plain(let path):
-                    // The item was renamed to a plain name while open: its writes follow it
-                    // there, and the open keeps its base version (there is no record to bump).
-                    try plain.writeAtomically(bytes, to: path)
-                    return baseVersion ?? 0
-                case .status, nil:
-                    throw Errno(EBADF)
-                }
-            }
-        } catch let error as Errno {
-            throw error
-        } catch {
-            logger.error("could not save \(open.inode): \(error)")
-            throw Errno(EIO)
-        }
+    /// Whether `inode` is what its item's (or plain file's) name shows now, rather than a file
+    /// replaced by a rename that some program still reads.
+    private func isCurrentFile(_ inode: UInt64) -> Bool {
+        guard let key = inodes.key(of: inode) else { return false }
+        return inodes.existingInode(for: key) == inode
     }
 
     /// Records a save made through this mount: the index learns the new version (so the change
-    /// follower knows it needs no invalidation), and the kernel's pages are dropped only when
-    /// the file now shows other bytes than the program wrote.
-    private func saved(_ outcome: ItemCommitter.Outcome, inode: UInt64) -> Int64 {
+    /// follower knows it needs no invalidation), and the kernel's pages are dropped where they
+    /// no longer show the item: the saving inode's when Shelf changed the bytes written (a new
+    /// `id:` line), and the item's current file's when the save came through a replaced one.
+    private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64) -> Int64 {
         index.put(ItemSummary(outcome.record))
-        cachedVersions.withLock { $0[inode] = nil }
         if !outcome.showsWrittenBytes { invalidate(.content(Inode(inode))) }
+        if let current = inodes.existingInode(for: .item(outcome.record.item.id)), current != inode {
+            invalidate(.content(Inode(current)))
+        }
         return outcome.record.version
+    }
+
+    /// Saves every file with unsaved writes (unmount).
+    func saveAll() {
+        for inode in buffers.unsavedInodes() {
+            do { try save(inode) } catch { logger.error("unsaved writes of inode \(inode) lost at unmount: \(error)") }
+        }
     }
 
     // MARK: Attributes changes
@@ -425,11 +499,9 @@ final class ShelfFileSystem: Sendable {
                 try plain.changeOwner(path, uid: changes.uid ?? UInt32.max, gid: changes.gid ?? UInt32.max)
             }
             if let size = changes.size {
-                if case .plain(let open) = changes.handle.flatMap(openFiles.file) {
-                    guard ftruncate(open.descriptor, off_t(size)) == 0 else { throw Errno.current }
-                } else {
-                    try plain.truncate(path, to: off_t(size))
-                }
+                // Through the descriptor: a file unlinked while open is still truncated.
+                let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: true)
+                guard ftruncate(descriptor.fd, off_t(size)) == 0 else { throw Errno.current }
             }
             if changes.accessTime != nil || changes.modificationTime != nil {
                 try plain.setTimes(path, access: changes.accessTime.map { timespec($0.resolved) },
@@ -437,28 +509,29 @@ final class ShelfFileSystem: Sendable {
             }
         case .item, .newItemFile:
             // Mode, owner and times of item files are fixed (editors that copy them get success);
-            // a size change truncates an open's buffer, or the stored text when none is open.
-            if let size = changes.size { try truncateItem(inode, key: key, to: Int(size), handle: changes.handle) }
+            // a size change truncates or extends what the file shows, saved like a write.
+            if let size = changes.size { try resize(inode, key: key, to: Int(size)) }
         case .status:
             throw Errno(EACCES)
         }
         return try cachedAttributes(of: inode)
     }
 
-    private func truncateItem(_ inode: UInt64, key: NodeKey, to size: Int, handle: UInt64?) throws {
-        if case .item(let open) = handle.flatMap(openFiles.file) {
-            open.truncate(to: size)
-            return
+    /// Truncates or zero-extends an item inode's bytes. Emptying it (`O_TRUNC`) needs no read of
+    /// the bytes it replaces, only their version.
+    private func resize(_ inode: UInt64, key: NodeKey, to size: Int) throws {
+        try buffers.write(inode, start: {
+            guard size == 0 else { return try currentBytes(of: key) }
+            if case .item(let id) = key { return ([], index.summary(id: id)?.version) }
+            return ([], nil)
+        }) { bytes in
+            if size < bytes.count {
+                bytes.removeSubrange(size...)
+            } else {
+                bytes += [UInt8](repeating: 0, count: size - bytes.count)
+            }
         }
-        if let writer = openFiles.itemFiles(of: inode).first(where: \.writable) {
-            writer.truncate(to: size)
-            return
-        }
-        guard case .item(let id) = key, let record = try store.record(id: id) else { throw Errno(EBUSY) }
-        let truncated = ItemOpenFile(inode: inode, bytes: Array(record.content.utf8), baseVersion: record.version,
-                                     writable: true, appends: false, dirty: false)
-        truncated.truncate(to: size)
-        try commit(truncated)
+        saves.wrote(inode)
     }
 
     // MARK: Extended attributes
@@ -527,13 +600,6 @@ final class ShelfFileSystem: Sendable {
 
     func statistics() throws -> FilesystemStatistics {
         try FilesystemStatistics.of(path: plain.root.path)
-    }
-
-    /// Saves every open with unsaved writes (unmount).
-    func flushAll() {
-        for open in openFiles.dirtyItemFiles() {
-            do { try commit(open) } catch { logger.error("unsaved writes of inode \(open.inode) lost at unmount: \(error)") }
-        }
     }
 }
 

@@ -15,28 +15,54 @@ public final class ShelfFuseOperations: FuseOperations {
     private let listings = Mutex<(next: UInt64, open: [UInt64: [ShelfFileSystem.Listed]])>((1, [:]))
 
     /// Loads the library's index. Throws the store's error when the library cannot be read.
-    public init(store: LibraryStore) throws {
-        fileSystem = try ShelfFileSystem(store: store)
+    /// `idleSaveDelay`: how long a file may go unwritten before its writes are saved without
+    /// a close (see ``SaveScheduler``).
+    public init(store: LibraryStore, idleSaveDelay: TimeInterval = 1) throws {
+        fileSystem = try ShelfFileSystem(store: store, idleSaveDelay: idleSaveDelay)
         follower = ChangeFollower(fileSystem: fileSystem, after: fileSystem.loadedSequence)
     }
 
-    /// Starts pushing changes from outside the mount to the kernel through `notifier`.
-    public func attach(_ notifier: Notifier) {
-        fileSystem.attach(notifier)
+    /// Connects to the mounted `session`: changes from outside the mount are pushed to the
+    /// kernel through its notifier, and writers' closes come from its close watcher.
+    public func attach(to session: FuseSession) {
+        fileSystem.attach(session.notifier)
+        fileSystem.startSaving(closeWatcher: session.closeWatcher)
         follower.start()
     }
 
+    /// The mount options a library needs: stateless opens leave permission checks to the kernel.
+    public static func mountOptions(filesystemName: String, allowOther: Bool = false, debug: Bool = false) -> MountOptions {
+        MountOptions(filesystemName: filesystemName, subtype: "shelf", allowOther: allowOther,
+                     defaultPermissions: true, debug: debug)
+    }
+
+    /// Stateless opens (FuseKit's "Stateless files"): no `atomicOpenTruncate`. Listings are
+    /// `readdirplus` throughout (not "auto"), so every listing also refreshes the attributes
+    /// of the names it lists, and a later `stat` of them costs nothing.
     public func initialize(_ connection: inout ConnectionInfo) {
-        connection.wanted.insert(.atomicOpenTruncate)
+        connection.wanted.remove(.atomicOpenTruncate)
         connection.wanted.remove(.writebackCache)
+        connection.wanted.remove(.readdirPlusAuto)
         if connection.capable.contains(.readdirPlus) { connection.wanted.insert(.readdirPlus) }
         connection.wanted.formIntersection(connection.capable)
     }
 
-    /// Unmount: stop following and save every open's unsaved writes.
+    /// Unmount: stop following and saving, then save every file's unsaved writes.
     public func destroy() {
         follower.stop()
-        fileSystem.flushAll()
+        fileSystem.saves.stop()
+        fileSystem.saveAll()
+    }
+
+    /// Blocks until every write received so far is saved in the store, or `timeout` passes;
+    /// returns whether it was. (Saves follow a writer's close within milliseconds.)
+    public func waitUntilSaved(timeout: Duration = .seconds(5)) -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while fileSystem.buffers.hasUnsavedWrites {
+            guard ContinuousClock.now < deadline else { return false }
+            Thread.sleep(forTimeInterval: 0.01)
+        }
+        return true
     }
 
     public func lookup(_ request: Request, parent: Inode, name: String, reply: EntryReply) {
@@ -92,8 +118,11 @@ public final class ShelfFuseOperations: FuseOperations {
         reply.fail(Errno.notPermitted)  // one file, one name: an item has exactly one path
     }
 
+    /// Always `ENOSYS`: the first answer makes the kernel open every file itself from then on
+    /// (FuseKit's "Stateless files"), so opening, and closing, a cached file costs no request.
+    /// `flush` is left at FuseKit's default, `ENOSYS`, for the same reason.
     public func open(_ request: Request, inode: Inode, flags: OpenFlags, reply: OpenReply) {
-        answer(reply) { try fileSystem.open(inode.rawValue, flags: flags) }
+        reply.fail(Errno.notImplemented)
     }
 
     public func create(_ request: Request, parent: Inode, name: String, mode: UInt32, flags: OpenFlags,
@@ -102,24 +131,22 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func read(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, size: Int, reply: DataReply) {
-        answer(reply) { try fileSystem.read(handle: handle, offset: offset, size: size) }
+        answer(reply) { try fileSystem.read(inode.rawValue, offset: offset, size: size) }
     }
 
     public func write(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, data: [UInt8],
-                      reply: WriteReply) {
-        answer(reply) { try fileSystem.write(handle: handle, offset: offset, data: data) }
-    }
-
-    public func flush(_ request: Request, inode: Inode, handle: UInt64, reply: EmptyReply) {
-        answer(reply) { try fileSystem.flush(handle: handle) }
+                      flags: OpenFlags, reply: WriteReply) {
+        answer(reply) { try fileSystem.write(inode.rawValue, offset: offset, data: data, appending: flags.appends) }
     }
 
     public func fsync(_ request: Request, inode: Inode, handle: UInt64, dataOnly: Bool, reply: EmptyReply) {
-        answer(reply) { try fileSystem.sync(handle: handle) }
+        answer(reply) { try fileSystem.sync(inode.rawValue) }
     }
 
+    /// Only files made by `create` are released (opens are stateless): their last close.
     public func release(_ request: Request, inode: Inode, handle: UInt64, flags: OpenFlags, reply: EmptyReply) {
-        answer(reply) { try fileSystem.release(handle: handle) }
+        if flags.isWritable { fileSystem.writerClosed(inode.rawValue) }
+        reply.succeed()
     }
 
     public func opendir(_ request: Request, inode: Inode, flags: OpenFlags, reply: OpenReply) {

@@ -32,10 +32,11 @@ public final class ShelfMount: Sendable {
         self.mountpoint = mountpoint
         operations = try ShelfFuseOperations(store: store)
         session = try FuseSession(filesystem: operations,
-                                  options: MountOptions(filesystemName: "shelf:" + store.folder.path, subtype: "shelf",
-                                                        allowOther: options.allowOther, debug: options.debug))
+                                  options: ShelfFuseOperations.mountOptions(filesystemName: "shelf:" + store.folder.path,
+                                                                            allowOther: options.allowOther,
+                                                                            debug: options.debug))
         try session.mount(at: mountpoint)
-        operations.attach(session.notifier)
+        operations.attach(to: session)
     }
 
     /// Serves the mount until it is unmounted (`fusermount3 -u`, SIGINT, SIGTERM); pending saves

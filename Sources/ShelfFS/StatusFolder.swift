@@ -1,18 +1,49 @@
 import Foundation
+import Synchronization
 import FuseKit
 import ShelfStore
 
 /// The read-only `/.shelf/` folder: what `shelf status` knows, readable by any tool.
 ///
-/// Files are generated on every open from the item index (and, for errors, the drafts'
-/// diagnostics), so they are always current; they are served with `direct_io` so the kernel never
-/// caches a stale copy.
-struct StatusFolder: Sendable {
+/// Files are generated from the item index (and, for errors, the drafts' diagnostics) whenever
+/// the kernel asks for their attributes, which it does before every read (they are never
+/// cached). Reads are then served from that snapshot, so the size `stat` gave and the bytes a
+/// read returns always agree; the modification time changes only when the bytes do, so the
+/// kernel drops cached pages exactly when they are stale.
+final class StatusFolder: Sendable {
     /// The files the folder holds.
     static let fileNames = ["errors.txt", "status.json"]
 
+    struct Snapshot {
+        var bytes: [UInt8]
+        var modified: FileTime
+    }
+
     let store: LibraryStore
     let index: ItemIndex
+    private let snapshots = Mutex<[String: Snapshot]>([:])
+
+    init(store: LibraryStore, index: ItemIndex) {
+        self.store = store
+        self.index = index
+    }
+
+    /// Generates `name` anew and keeps it as the snapshot reads are served from.
+    func refreshedSnapshot(of name: String) throws -> Snapshot {
+        let bytes = try content(of: name)
+        return snapshots.withLock { snapshots in
+            if let kept = snapshots[name], kept.bytes == bytes { return kept }
+            let fresh = Snapshot(bytes: bytes, modified: .now)
+            snapshots[name] = fresh
+            return fresh
+        }
+    }
+
+    /// The snapshot of `name` last described to the kernel (generated now if there is none).
+    func snapshot(of name: String) throws -> Snapshot {
+        if let kept = snapshots.withLock({ $0[name] }) { return kept }
+        return try refreshedSnapshot(of: name)
+    }
 
     func content(of name: String) throws -> [UInt8] {
         switch name {

@@ -94,9 +94,10 @@ struct ItemQueries {
         return summaries
     }
 
-    /// A live item's file bytes and their version, without decoding its record.
-    func liveFile(id: ItemID) throws -> (version: Int64, content: String)? {
-        let statement = try db.cachedStatement(sql: "SELECT version, content FROM item WHERE id = ? AND trashed_at IS NULL")
+    /// An item's file bytes and their version, without decoding its record; for an item in the
+    /// trash, the bytes it showed when it was deleted.
+    func file(id: ItemID) throws -> (version: Int64, content: String)? {
+        let statement = try db.cachedStatement(sql: "SELECT version, content FROM item WHERE id = ?")
         return try Row.fetchOne(statement, arguments: [id.rawValue]).map { ($0[0], $0[1]) }
     }
 

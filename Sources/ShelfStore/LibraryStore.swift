@@ -63,10 +63,11 @@ public final class LibraryStore: Sendable {
         try read { try $0.liveSummaries(kind: kind) }
     }
 
-    /// A live item's file bytes and the version they belong to: what opening its file needs,
-    /// without the cost of decoding the record.
+    /// An item's file bytes and the version they belong to: what reading its file needs,
+    /// without the cost of decoding the record. An item in the trash gives the bytes it showed
+    /// when it was deleted (a program may still be reading the file it had open).
     public func file(id: ItemID) throws -> (version: Int64, content: String)? {
-        try read { try $0.liveFile(id: id) }
+        try read { try $0.file(id: id) }
     }
 
     /// Calls `body` with the path and file bytes of every live item, in path order, inside one

@@ -34,8 +34,10 @@ public struct StoreWriter {
     /// the bytes the file shows (must parse to `item`); nil: the canonical render. An id that is
     /// in the trash brings that item back (its history kept) with this content.
     ///
-    /// Throws `itemExists` when a live item has the id, `pathTaken` / `invalidPath` for `path`.
-    public func insert(_ item: Item, path: String?, sourceText: String?) throws -> ItemRecord {
+    /// `modified`: when the text was written (a save through the mount keeps the time the
+    /// editor saw). Throws `itemExists` when a live item has the id, `pathTaken` /
+    /// `invalidPath` for `path`.
+    public func insert(_ item: Item, path: String?, sourceText: String?, modified: Date = Date()) throws -> ItemRecord {
         let presence = try queries.presence(of: item.id)
         if presence == .live, let live = try queries.liveRecord(id: item.id) {
             throw StoreError.itemExists(id: item.id, path: live.path)
@@ -44,9 +46,9 @@ public struct StoreWriter {
         let content = sourceText ?? MarkdownCodec.render(item)
         let record: ItemRecord
         if presence == .trashed, let trashed = try queries.stored(id: item.id) {
-            record = try replace(trashed, with: item, content: content, path: path)
+            record = try replace(trashed, with: item, content: content, path: path, modified: modified)
         } else {
-            record = ItemRecord(item: item, version: 1, path: path, modified: Date(), content: content,
+            record = ItemRecord(item: item, version: 1, path: path, modified: modified, content: content,
                                 draftDiagnostics: nil)
             try insertRow(record)
         }
@@ -57,8 +59,9 @@ public struct StoreWriter {
     /// Replaces the record (never its path) and clears a pending draft. `basedOn`: the version
     /// the writer started from; a different stored version throws `versionConflict`.
     /// `sourceText` nil keeps the shown text while the record is unchanged (byte-stable saves)
-    /// and renders the record canonically otherwise.
-    public func update(_ item: Item, basedOn version: Int64?, sourceText: String?) throws -> ItemRecord {
+    /// and renders the record canonically otherwise. `modified`: as for ``insert(_:path:sourceText:modified:)``.
+    public func update(_ item: Item, basedOn version: Int64?, sourceText: String?,
+                       modified: Date = Date()) throws -> ItemRecord {
         let stored = try liveItem(item.id)
         let current = stored.record
         if let version, version != current.version {
@@ -71,20 +74,20 @@ public struct StoreWriter {
         let keepsShownText = item == current.item && current.draftDiagnostics == nil
         let content = sourceText ?? (keepsShownText ? current.content : MarkdownCodec.render(item))
         if keepsShownText && content == current.content { return current }
-        let record = try replace(stored, with: item, content: content, path: current.path)
+        let record = try replace(stored, with: item, content: content, path: current.path, modified: modified)
         try ChangeFeed.append(.updated, id: item.id, path: record.path, in: db)
         return record
     }
 
     /// Keeps an invalid save verbatim as what the file shows; the record stays as it was.
-    public func saveDraft(id: ItemID, text: String, diagnostics: [Diagnostic]) throws -> ItemRecord {
+    public func saveDraft(id: ItemID, text: String, diagnostics: [Diagnostic], modified: Date = Date()) throws -> ItemRecord {
         let stored = try liveItem(id)
         var record = stored.record
         if text == record.content && diagnostics == record.draftDiagnostics { return record }
         record.content = text
         record.draftDiagnostics = diagnostics
         record.version += 1
-        record.modified = Date()
+        record.modified = modified
         try db.cachedStatement(sql: """
             UPDATE item SET content = ?, size = ?, draft_diagnostics = ?, version = ?, modified = ?
             WHERE serial = ?
@@ -209,8 +212,9 @@ public struct StoreWriter {
 
     /// Writes a new record and content over `stored` (live, or trashed and now revived) at
     /// `path`, with the next version and no draft.
-    private func replace(_ stored: StoredItem, with item: Item, content: String, path: String) throws -> ItemRecord {
-        let record = ItemRecord(item: item, version: stored.record.version + 1, path: path, modified: Date(),
+    private func replace(_ stored: StoredItem, with item: Item, content: String, path: String,
+                         modified: Date) throws -> ItemRecord {
+        let record = ItemRecord(item: item, version: stored.record.version + 1, path: path, modified: modified,
                                 content: content, draftDiagnostics: nil)
         try db.cachedStatement(sql: """
             UPDATE item SET kind = ?, title = ?, path = ?, version = ?, modified = ?, record = ?,

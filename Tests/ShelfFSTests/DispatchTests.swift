@@ -29,21 +29,24 @@ import ShelfStore
         return inode
     }
 
-    /// Creates `name` in `folder` with `text`, closes it, and returns its inode.
+    /// Creates `name` in `folder` with `text`, saves it as its writer's close would, and
+    /// returns its inode.
     @discardableResult
     private func writeFile(_ folder: String, _ name: String, _ text: String) throws -> UInt64 {
         let created = try fs.create(parent: try self.folder(folder), name: name, mode: 0o644,
                                     flags: OpenFlags(rawValue: O_WRONLY | O_CREAT | O_TRUNC))
-        _ = try fs.write(handle: created.file.handle, offset: 0, data: Array(text.utf8))
-        try fs.flush(handle: created.file.handle)
-        try fs.release(handle: created.file.handle)
-        return created.entry.attributes.inode.rawValue
+        let inode = created.entry.attributes.inode.rawValue
+        _ = try fs.write(inode, offset: 0, data: Array(text.utf8), appending: false)
+        try fs.save(inode)
+        return inode
     }
 
     private func readFile(_ inode: UInt64) throws -> String {
-        let opened = try fs.open(inode, flags: OpenFlags(rawValue: O_RDONLY))
-        defer { try? fs.release(handle: opened.handle) }
-        return String(decoding: try fs.read(handle: opened.handle, offset: 0, size: 1 << 20), as: UTF8.self)
+        String(decoding: try fs.read(inode, offset: 0, size: 1 << 20), as: UTF8.self)
+    }
+
+    private func inode(_ folder: String, _ name: String) throws -> UInt64 {
+        try fs.lookup(parent: try self.folder(folder), name: name).attributes.inode.rawValue
     }
 
     @Test func listingMergesItemsPlainFilesAndStatus() throws {
@@ -63,25 +66,43 @@ import ShelfStore
         #expect(try readFile(entry.attributes.inode.rawValue) == record.content)
     }
 
-    @Test func eachOpenReadsOneVersion() throws {
+    /// A program that still reads the file a rename replaced reads the version it had, whole,
+    /// with the size it had; the name shows the new file. Both are gone once the kernel forgets.
+    @Test func aFileReplacedByARenameKeepsItsVersionForItsReaders() throws {
         let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
-        let inode = try fs.lookup(parent: try folder("Notes"), name: "Plan.md").attributes.inode.rawValue
-        let first = try fs.open(inode, flags: OpenFlags(rawValue: O_RDONLY))
-        guard case .note(var note) = record.item else { return }
-        note.content = "Changed elsewhere.\n"
-        try library.store.update(.note(note))
-        #expect(String(decoding: try fs.read(handle: first.handle, offset: 0, size: 4096), as: UTF8.self) == record.content)
-        let second = try fs.open(inode, flags: OpenFlags(rawValue: O_RDONLY))
-        #expect(!second.keepCache, "the version changed since the kernel cached it")
-        #expect(String(decoding: try fs.read(handle: second.handle, offset: 0, size: 4096), as: UTF8.self).contains("Changed elsewhere."))
-        // Once the mount has followed the change and the kernel has asked for the new size
-        // (the follower invalidates the attributes), the page cache serves again.
-        #expect(try ChangeFollower(fileSystem: fs, after: fs.loadedSequence).poll() == 1)
-        _ = try fs.cachedAttributes(of: inode)
-        let third = try fs.open(inode, flags: OpenFlags(rawValue: O_RDONLY))
-        #expect(!third.directIO && !third.keepCache, "the kernel's pages are still the old version's")
-        let fourth = try fs.open(inode, flags: OpenFlags(rawValue: O_RDONLY))
-        #expect(fourth.keepCache, "unchanged since the last open")
+        let replaced = try inode("Notes", "Plan.md")
+        let text = record.content.replacingOccurrences(of: "Read more.", with: "Read a great deal more.")
+        try writeFile("Notes", "Plan.md.tmp", text)
+        try fs.rename(parent: try folder("Notes"), name: "Plan.md.tmp", newParent: try folder("Notes"),
+                      newName: "Plan.md", flags: [])
+        #expect(try readFile(replaced) == record.content)
+        #expect(try fs.attributes(of: replaced).size == UInt64(record.content.utf8.count))
+        let current = try inode("Notes", "Plan.md")
+        #expect(current != replaced)
+        #expect(try readFile(current) == text)
+        fs.forget(replaced, count: 2)
+        #expect(fs.buffers.buffer(of: replaced) == nil)
+    }
+
+    /// Writers of one file share it, as on a disk: one writer's bytes are the other's, a stat
+    /// shows the unsaved size, and nothing reaches the store until a save.
+    @Test func writesAreHeldUntilSaved() throws {
+        let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        let plan = try inode("Notes", "Plan.md")
+        _ = try fs.write(plan, offset: 0, data: Array("More.\n".utf8), appending: true)
+        _ = try fs.write(plan, offset: 0, data: Array("Last.\n".utf8), appending: true)
+        let written = record.content + "More.\nLast.\n"
+        #expect(try readFile(plan) == written)
+        #expect(try fs.attributes(of: plan).size == UInt64(written.utf8.count))
+        #expect(try library.store.record(id: record.item.id)?.content == record.content)
+        let mtime = try fs.attributes(of: plan).modificationTime
+        try fs.save(plan)
+        let saved = try #require(try library.store.record(id: record.item.id))
+        #expect(saved.content == written)
+        #expect(FileTime(saved.modified) == mtime, "the time the writer saw must not move at the save")
+        #expect(fs.buffers.buffer(of: plan) == nil, "saved bytes are read from the store again")
+        _ = try fs.setAttributes(plan, changes: AttributeChanges(size: 0))
+        #expect(try readFile(plan).isEmpty)
     }
 
     @Test func tempFileRenamedOverAnItemIsAnAtomicSave() throws {
@@ -115,15 +136,15 @@ import ShelfStore
 
     @Test func aSaveOverAChangeFromElsewhereKeepsBothSides() throws {
         let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
-        let inode = try fs.lookup(parent: try folder("Notes"), name: "Plan.md").attributes.inode.rawValue
-        let opened = try fs.open(inode, flags: OpenFlags(rawValue: O_WRONLY | O_APPEND))
+        let plan = try inode("Notes", "Plan.md")
+        _ = try fs.write(plan, offset: 0, data: Array("Appended.\n".utf8), appending: true)
         guard case .note(var elsewhere) = record.item else { return }
         elsewhere.content = "Changed by the CLI.\n"
         try library.reopened().update(.note(elsewhere))
-        _ = try fs.write(handle: opened.handle, offset: 0, data: Array("Appended.\n".utf8))
-        try fs.release(handle: opened.handle)
+        _ = try fs.write(plan, offset: 0, data: Array("Again.\n".utf8), appending: true)
+        try fs.save(plan)
         let saved = try #require(try library.store.record(id: record.item.id))
-        #expect(saved.content == record.content + "Appended.\n")
+        #expect(saved.content == record.content + "Appended.\nAgain.\n")
         let copy = try #require(try library.store.summaries(kind: .note).first { $0.path.contains("(conflict ") })
         guard case .note(let kept) = try #require(try library.store.record(id: copy.id)).item else { return }
         #expect(kept.content == "Changed by the CLI.\n")
@@ -139,11 +160,11 @@ import ShelfStore
 
     @Test func invalidSaveBecomesADraft() throws {
         let book = try #require(try library.store.summaries(kind: .book).first)
-        let inode = try fs.lookup(parent: try folder("Books"), name: MountPath(book.path).name).attributes.inode.rawValue
-        let opened = try fs.open(inode, flags: OpenFlags(rawValue: O_WRONLY | O_TRUNC))
+        let inode = try inode("Books", MountPath(book.path).name)
         let invalid = "---\nid: \(book.id)\ntitle: Dune\ncurrent_page: many\n---\n"
-        _ = try fs.write(handle: opened.handle, offset: 0, data: Array(invalid.utf8))
-        try fs.flush(handle: opened.handle)
+        _ = try fs.setAttributes(inode, changes: AttributeChanges(size: 0))  // O_TRUNC
+        _ = try fs.write(inode, offset: 0, data: Array(invalid.utf8), appending: false)
+        try fs.sync(inode)
         let stored = try #require(try library.store.record(id: book.id))
         #expect(stored.content == invalid)
         #expect(stored.draftDiagnostics?.isEmpty == false)
@@ -215,23 +236,25 @@ import ShelfStore
         try other.update(.note(note))
     }
 
-    @Test func openWritersKeepTheirPagesAndOpenFilesTheirNames() throws {
+    @Test func unsavedWritesKeepTheirPagesAndDeletionsAreAnnounced() throws {
         let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
         let plan = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode
-        let writer = try fs.open(plan.rawValue, flags: OpenFlags(rawValue: O_RDWR))
+        _ = try fs.write(plan.rawValue, offset: 0, data: Array("Mine.\n".utf8), appending: true)
 
         try changeElsewhere("One.\n")
-        #expect(try poll() == [.attributes(plan)])
+        #expect(try poll().isEmpty, "the kernel shows the unsaved writes, which stay")
 
-        try fs.release(handle: writer.handle)
+        try fs.save(plan.rawValue)
+        _ = try poll()  // the save's own changes (and its conflict copy)
         try changeElsewhere("Two.\n")
         #expect(try poll() == [.content(plan)])
 
-        let reader = try fs.open(plan.rawValue, flags: OpenFlags(rawValue: O_RDONLY))
-        let id = try #require(try library.store.record(atPath: "Notes/Plan.md")).item.id
+        let last = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        let id = last.item.id
         try library.reopened().write { try $0.trash(id: id) }
-        #expect(try poll().isEmpty, "an open file is not deleted under its reader")
-        try fs.release(handle: reader.handle)
+        #expect(try poll() == [.deletion(parent: notes, child: plan, name: "Plan.md")])
+        #expect(String(decoding: try fs.read(plan.rawValue, offset: 0, size: 4096), as: UTF8.self) == last.content,
+                "a program holding the deleted file still reads it")
 
         try library.reopened().write { _ = try $0.restore(id: id) }
         #expect(try poll() == [.entry(parent: notes, name: "Plan.md")], "back: its cached \"no such file\" goes")
@@ -242,10 +265,24 @@ import ShelfStore
     @Test func ownSavesNeedNoInvalidation() throws {
         let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
         let plan = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode
-        let writer = try fs.open(plan.rawValue, flags: OpenFlags(rawValue: O_WRONLY | O_APPEND))
-        _ = try fs.write(handle: writer.handle, offset: 0, data: Array("More.\n".utf8))
-        try fs.release(handle: writer.handle)
+        _ = try fs.write(plan.rawValue, offset: 0, data: Array("More.\n".utf8), appending: true)
+        try fs.save(plan.rawValue)
         #expect(try poll().isEmpty)
+    }
+
+    /// What a program writes to a file deleted elsewhere meanwhile brings the item back.
+    @Test func writesToAnItemDeletedElsewhereBringItBack() throws {
+        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
+        let plan = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode
+        let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        _ = try fs.write(plan.rawValue, offset: 0, data: Array("Kept.\n".utf8), appending: true)
+        try library.reopened().write { try $0.trash(id: record.item.id) }
+        try follower.poll()
+        try fs.save(plan.rawValue)
+        let back = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        #expect(back.item.id == record.item.id)
+        #expect(back.content == record.content + "Kept.\n")
+        #expect(fs.resolve(MountPath("Notes/Plan.md")) == .item(record.item.id))
     }
 }
 

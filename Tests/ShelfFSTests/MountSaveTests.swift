@@ -60,6 +60,7 @@ import ShelfStore
         try library.withMount { mount in
             let before = try mount.sh("ls -a Books")
             try mount.sh("F='\(book.path)'\n" + script)
+            try library.waitUntilSaved()
             let written = try mount.bytes(book.path)
             #expect(String(decoding: written, as: UTF8.self).contains("current_page: 99"))
             let stored = try #require(try library.store.record(atPath: book.path))
@@ -89,6 +90,7 @@ import ShelfStore
             """
             let result = try mount.run("python3", ["-c", script, note.path])
             #expect(result.succeeded, "\(result)")
+            try library.waitUntilSaved()
             let stored = try #require(try library.store.record(id: note.item.id))
             #expect(stored.content == note.content + "Written after the rename.\n")
             #expect(try mount.text(note.path) == stored.content)
@@ -114,6 +116,7 @@ import ShelfStore
         let note = try library.addNote()
         try library.withMount { mount in
             try mount.sh("printf 'More text.\\n' >> '\(note.path)'")
+            try library.waitUntilSaved()
             let written = try mount.text(note.path)
             #expect(written == note.content + "More text.\n")
             let stored = try #require(try library.store.record(id: note.item.id))
@@ -147,16 +150,20 @@ import ShelfStore
     @Test func newFilesBecomeItems() throws {
         let library = try TestLibrary()
         try library.withMount { mount in
-            // The shell's `>` closes the new file once before writing: the empty note is saved
-            // first, then the text into that same item, byte for byte.
+            // A new file is saved once its writer closes it, and given the `id:` it lacked.
             try mount.sh("printf 'Hello.\\n' > Notes/Fresh.md")
+            try library.waitUntilSaved()
             let note = try #require(try library.store.record(atPath: "Notes/Fresh.md"))
             #expect(note.item.title == "Fresh")
-            #expect(note.content == "Hello.\n")
+            guard case .note(let fresh) = note.item else { Issue.record("not a note"); return }
+            #expect(fresh.content == "Hello.\n")
+            #expect(note.content.hasPrefix("---\nid: \(note.item.id)\n"))
+            #expect(try mount.text("Notes/Fresh.md") == note.content)
             // One write and close: a new book, its file given the `id:` it lacked.
             try mount.sh("mkdir -p 'Books/Shelf 1'")
             let result = try mount.run("python3", ["-c", "open('Books/Shelf 1/Emma.md', 'w').write('---\\ntitle: Emma\\nauthor: Jane Austen\\n---\\n')"])
             #expect(result.succeeded, "\(result)")
+            try library.waitUntilSaved()
             let book = try #require(try library.store.record(atPath: "Books/Shelf 1/Emma.md"))
             #expect(book.item.title == "Emma")
             #expect(book.draftDiagnostics == nil)
@@ -250,6 +257,7 @@ import ShelfStore
             let result = try mount.run("python3", ["-c", script, shared.path] + notes.map(\.path), timeout: .seconds(30))
             #expect(result.succeeded, "\(result)")
             #expect(result.stdout == "0 bad reads []\n")
+            try library.waitUntilSaved()
             let final = try #require(try library.store.record(id: shared.item.id))
             #expect(final.content == shared.content.replacingOccurrences(of: "shared", with: "shared 5"))
             for note in notes {

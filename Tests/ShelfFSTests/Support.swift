@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import FuseKit
 import FuseTestSupport
 import ShelfModel
@@ -32,12 +33,28 @@ final class TestLibrary: @unchecked Sendable {
         try store.insert(.note(Note(title: title, content: content)))
     }
 
+    /// The mount `withMount` is running, if any.
+    private let mounted = Mutex<ShelfFuseOperations?>(nil)
+
     /// Mounts the library with the real kernel, runs `body`, and always unmounts.
-    func withMount<T>(_ body: (TestMount) throws -> T) throws -> T {
-        let operations = try ShelfFuseOperations(store: store)
-        return try TestMount.withMount(operations, options: MountOptions(filesystemName: "shelf-test", subtype: "shelf")) { mount in
-            operations.attach(mount.notifier)
+    /// `idleSaveDelay`: long by default, so that only a writer's close (or `fsync`) saves in time
+    /// for the test's checks, which is what the tests mean to show.
+    func withMount<T>(idleSaveDelay: TimeInterval = 60, _ body: (TestMount) throws -> T) throws -> T {
+        let operations = try ShelfFuseOperations(store: store, idleSaveDelay: idleSaveDelay)
+        mounted.withLock { $0 = operations }
+        defer { mounted.withLock { $0 = nil } }
+        let options = ShelfFuseOperations.mountOptions(filesystemName: "shelf-test")
+        return try TestMount.withMount(operations, options: options) { mount in
+            operations.attach(to: mount.session)
             return try body(mount)
+        }
+    }
+
+    /// Waits until the mount has saved every write it received: the saves follow each writer's
+    /// close on their own thread, a moment after the program that wrote has exited.
+    func waitUntilSaved() throws {
+        guard mounted.withLock({ $0 })?.waitUntilSaved(timeout: .seconds(5)) != false else {
+            throw SavesPending()
         }
     }
 }
@@ -60,6 +77,10 @@ extension TestMount {
     func text(_ relative: String) throws -> String {
         String(decoding: try bytes(relative), as: UTF8.self)
     }
+}
+
+struct SavesPending: Error, CustomStringConvertible {
+    var description: String { "the mount did not save the writes it received within 5 s" }
 }
 
 struct ScriptFailed: Error, CustomStringConvertible {

@@ -1,0 +1,106 @@
+import Glibc
+import Synchronization
+import FuseKit
+
+/// Open descriptors of plain files, by inode.
+///
+/// Opens are stateless, so reads and writes of a plain file arrive by inode with no open of
+/// their own: the real file is opened on first use and kept, up to ``capacity`` files (the
+/// least recently used is closed beyond that). A descriptor follows its file through renames.
+/// A file unlinked while the kernel still knows its inode is held open until the kernel
+/// forgets it, so programs that still have it open read and write it as on a disk filesystem.
+final class PlainDescriptors: Sendable {
+    /// One open of a real file; closed when the last user lets go of it.
+    final class Descriptor: Sendable {
+        let fd: Int32
+        let isWritable: Bool
+
+        fileprivate init(fd: Int32, isWritable: Bool) {
+            self.fd = fd
+            self.isWritable = isWritable
+        }
+
+        deinit { close(fd) }
+    }
+
+    private struct Held {
+        var descriptor: Descriptor
+        var lastUse: UInt64
+        /// The file is unlinked: keep it until the kernel forgets the inode.
+        var pinned: Bool
+    }
+
+    private struct State {
+        var held: [UInt64: Held] = [:]
+        var clock: UInt64 = 0
+    }
+
+    let capacity: Int
+    private let state = Mutex(State())
+
+    init(capacity: Int = 256) {
+        self.capacity = capacity
+    }
+
+    /// The descriptor of `inode`'s file at `path` in `area`, opened read-write where allowed
+    /// (read-only otherwise); a read-only one is reopened when `writable` is needed.
+    func descriptor(of inode: UInt64, path: MountPath, in area: PlainFileArea, writable: Bool) throws(Errno) -> Descriptor {
+        if let held = use(inode), held.isWritable || !writable { return held }
+        let descriptor = try Self.open(path, in: area, writable: writable)
+        state.withLock { state in
+            state.clock += 1
+            let pinned = state.held[inode]?.pinned ?? false
+            state.held[inode] = Held(descriptor: descriptor, lastUse: state.clock, pinned: pinned)
+            evictBeyondCapacity(&state)
+        }
+        return descriptor
+    }
+
+    /// Keeps `fd`, just opened read-write (a created file), as `inode`'s descriptor.
+    func keep(_ fd: Int32, for inode: UInt64) {
+        state.withLock { state in
+            state.clock += 1
+            state.held[inode] = Held(descriptor: Descriptor(fd: fd, isWritable: true), lastUse: state.clock, pinned: false)
+            evictBeyondCapacity(&state)
+        }
+    }
+
+    /// Keeps `inode`'s file open until ``forget(_:)``: it is about to be unlinked while the
+    /// kernel may still have it open.
+    func pin(_ inode: UInt64, path: MountPath, in area: PlainFileArea) {
+        if use(inode) == nil, let descriptor = try? Self.open(path, in: area, writable: false) {
+            state.withLock { $0.held[inode] = Held(descriptor: descriptor, lastUse: $0.clock, pinned: true) }
+        }
+        state.withLock { $0.held[inode]?.pinned = true }
+    }
+
+    /// The kernel forgot `inode`, or it stopped being a plain file: close its file.
+    func forget(_ inode: UInt64) {
+        _ = state.withLock { $0.held.removeValue(forKey: inode) }
+    }
+
+    private func use(_ inode: UInt64) -> Descriptor? {
+        state.withLock { state in
+            guard state.held[inode] != nil else { return nil }
+            state.clock += 1
+            state.held[inode]!.lastUse = state.clock
+            return state.held[inode]!.descriptor
+        }
+    }
+
+    /// Closes the least recently used half of the unpinned files once over capacity (in one go,
+    /// so the sort is paid rarely).
+    private func evictBeyondCapacity(_ state: inout State) {
+        guard state.held.count > capacity else { return }
+        let unpinned = state.held.filter { !$0.value.pinned }.sorted { $0.value.lastUse < $1.value.lastUse }
+        for (inode, _) in unpinned.prefix(max(1, unpinned.count / 2)) { state.held[inode] = nil }
+    }
+
+    private static func open(_ path: MountPath, in area: PlainFileArea, writable: Bool) throws(Errno) -> Descriptor {
+        do {
+            return Descriptor(fd: try area.open(path, flags: O_RDWR), isWritable: true)
+        } catch let error where !writable && (error.code == EACCES || error.code == EROFS || error.code == ETXTBSY) {
+            return Descriptor(fd: try area.open(path, flags: O_RDONLY), isWritable: false)
+        }
+    }
+}

@@ -1,0 +1,92 @@
+import Foundation
+
+/// Decides when the writes to an item file are saved into the store, and saves them on its own
+/// thread.
+///
+/// With stateless opens no `close(2)` reaches the mount, so the moments to save are:
+/// - the writer closed the file (``closed(_:)``: the close watcher, or `release` of a created
+///   file) — the save follows within milliseconds;
+/// - no write for ``idleDelay`` (``wrote(_:)``): a program that keeps a file open and writes
+///   now and then, or a close the watcher could not see;
+/// - synchronously, by the filesystem itself: `fsync`, renames and unlinks of the file, and
+///   unmount.
+final class SaveScheduler: @unchecked Sendable {
+    let idleDelay: TimeInterval
+    private let condition = NSCondition()
+    /// When each waiting inode is due.
+    private var due: [UInt64: Date] = [:]
+    private var running = false
+    private var stopped = false
+
+    init(idleDelay: TimeInterval) {
+        self.idleDelay = idleDelay
+    }
+
+    /// `inode` was written to: save it once it has been left alone for ``idleDelay``.
+    func wrote(_ inode: UInt64) {
+        schedule(inode, at: Date().addingTimeInterval(idleDelay))
+    }
+
+    /// The last writer of `inode` closed it: save it now.
+    func closed(_ inode: UInt64) {
+        schedule(inode, at: .distantPast)
+    }
+
+    /// Starts the thread, which calls `save` with each inode that is due. Until then (and in
+    /// tests that drive the filesystem directly) inodes only wait.
+    func start(save: @escaping @Sendable (UInt64) -> Void) {
+        condition.withLock {
+            guard !running, !stopped else { return }
+            running = true
+            let thread = Thread { [self] in saveUntilStopped(save) }
+            thread.name = "shelf.saves"
+            thread.start()
+        }
+    }
+
+    /// Ends the thread after the save under way, if any; what is still waiting is left to the
+    /// caller (unmount saves everything itself).
+    func stop() {
+        condition.withLock {
+            stopped = true
+            condition.broadcast()
+            while running { condition.wait() }
+        }
+    }
+
+    private func schedule(_ inode: UInt64, at date: Date) {
+        condition.withLock {
+            due[inode] = date
+            condition.broadcast()
+        }
+    }
+
+    private func saveUntilStopped(_ save: @Sendable (UInt64) -> Void) {
+        while let inode = nextDue() {
+            save(inode)
+        }
+        condition.withLock {
+            running = false
+            condition.broadcast()
+        }
+    }
+
+    /// Waits for the next inode that is due; nil once stopped.
+    private func nextDue() -> UInt64? {
+        condition.withLock {
+            while !stopped {
+                let now = Date()
+                if let (inode, _) = due.first(where: { $0.value <= now }) {
+                    due[inode] = nil
+                    return inode
+                }
+                if let next = due.values.min() {
+                    condition.wait(until: next)
+                } else {
+                    condition.wait()
+                }
+            }
+            return nil
+        }
+    }
+}
