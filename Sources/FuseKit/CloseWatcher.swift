@@ -23,6 +23,8 @@ public final class CloseWatcher: @unchecked Sendable {
     public enum Event: Hashable, Sendable {
         /// `name` in folder `parent` was closed by the last program holding it open for writing.
         case closed(parent: Inode, name: String)
+        /// `folder` is watched from now on; a file in it closed before now was not reported.
+        case watching(folder: Inode)
         /// The kernel dropped events: any file written since the last event may have been closed.
         case eventsLost
     }
@@ -104,7 +106,9 @@ public final class CloseWatcher: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while let (mountpoint, newFolders, handler) = nextRound() {
             if inotify >= 0 {
-                for folder in newFolders { addWatch(inotify, mountpoint, folder, into: &folders) }
+                for folder in newFolders {
+                    if let inode = addWatch(inotify, mountpoint, folder, into: &folders) { handler?(.watching(folder: inode)) }
+                }
             }
             var descriptors = [pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
@@ -133,17 +137,28 @@ public final class CloseWatcher: @unchecked Sendable {
         }
     }
 
-    private func addWatch(_ inotify: Int32, _ mountpoint: String, _ folder: String, into folders: inout [Int32: Inode]) {
+    /// Adds a watch on `folder`; returns its inode, or nil if it could not be watched.
+    private func addWatch(_ inotify: Int32, _ mountpoint: String, _ folder: String,
+                          into folders: inout [Int32: Inode]) -> Inode? {
         let path = folder.isEmpty ? mountpoint : mountpoint + "/" + folder
         let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_ONLYDIR) | UInt32(IN_EXCL_UNLINK)
-        let watch = inotify_add_watch(inotify, path, mask)
+        // A folder queued by the `mkdir` that makes it may not be visible yet: the reply is
+        // still on its way to the kernel. Wait for it a little (1 ms, doubling, 255 ms at most).
+        var watch = inotify_add_watch(inotify, path, mask)
+        var pause: UInt32 = 1000
+        while watch < 0, errno == ENOENT, pause <= 128_000 {
+            usleep(pause)
+            pause *= 2
+            watch = inotify_add_watch(inotify, path, mask)
+        }
         var info = stat()
         guard watch >= 0, stat(path, &info) == 0 else {
             // Gone again before its watch (a folder made and removed at once) is no error.
             if errno != ENOENT { fuseKitLogger.warning("close watcher: cannot watch \(path): \(Errno(errno))") }
-            return
+            return nil
         }
         folders[watch] = Inode(UInt64(info.st_ino))
+        return folders[watch]
     }
 
     /// Decodes every queued `inotify_event` into what it means for the filesystem.

@@ -16,6 +16,10 @@ public struct DirectoryListing: Sendable {
         buffer = DirentBuffer(capacity: capacity)
     }
 
+    /// The fewest bytes an entry takes (its header and a name of up to 8 bytes): a batch of
+    /// `capacity` bytes never holds more than `capacity / smallestEntrySize` entries.
+    public static let smallestEntrySize = 32
+
     /// Adds one name. Returns false, adding nothing, when the batch is full.
     public mutating func add(name: String, inode: Inode, kind: FileKind, nextOffset: Int64) -> Bool {
         var attributes = stat()
@@ -40,6 +44,9 @@ public struct DirectoryPlusListing: Sendable {
     public init(capacity: Int) {
         buffer = DirentBuffer(capacity: capacity)
     }
+
+    /// The fewest bytes an entry takes (the kernel's entry, its header and a short name).
+    public static let smallestEntrySize = 160
 
     /// Adds one name with its entry. Returns false, adding nothing, when the batch is full.
     public mutating func add(name: String, entry: Entry, nextOffset: Int64) -> Bool {

@@ -114,7 +114,7 @@ public struct FileAttributes: Hashable, Sendable {
     public var blockSize: UInt32
 
     public init(inode: Inode, kind: FileKind, permissions: UInt32, size: UInt64 = 0,
-                linkCount: UInt32 = 1, uid: UInt32 = getuid(), gid: UInt32 = getgid(),
+                linkCount: UInt32 = 1, uid: UInt32 = FileAttributes.processUID, gid: UInt32 = FileAttributes.processGID,
                 accessTime: FileTime, modificationTime: FileTime, changeTime: FileTime,
                 deviceNumber: UInt64 = 0, blockSize: UInt32 = 0) {
         self.inode = inode
@@ -130,6 +130,11 @@ public struct FileAttributes: Hashable, Sendable {
         self.deviceNumber = deviceNumber
         self.blockSize = blockSize
     }
+
+    /// The owner of files that have no other: this process's user and group, asked once (a
+    /// system call per attribute reply adds up over a listing of thousands of files).
+    public static let processUID = getuid()
+    public static let processGID = getgid()
 
     /// The full `st_mode`: type bits and permissions.
     public var mode: UInt32 { kind.modeBits | permissions }

@@ -43,23 +43,31 @@ final class InodeTable: Sendable {
     /// The inode of `key`, numbered now if it has none; counts one kernel lookup if `lookup`.
     func inode(for key: NodeKey, lookup: Bool) -> UInt64 {
         state.withLock { state in
-            let inode: UInt64
-            if let known = state.byKey[key] {
-                inode = known
-            } else {
-                inode = state.next
-                state.next += 1
-                state.byKey[key] = inode
-                state.entries[inode] = Entry(key: key)
-            }
+            let inode = Self.inode(for: key, in: &state)
             if lookup { state.entries[inode]?.lookups += 1 }
             return inode
         }
     }
 
-    /// The kernel received one more entry for `inode` (a readdirplus entry that fit).
-    func countLookup(_ inode: UInt64) {
-        state.withLock { $0.entries[inode]?.lookups += 1 }
+    private static func inode(for key: NodeKey, in state: inout State) -> UInt64 {
+        if let known = state.byKey[key] { return known }
+        let inode = state.next
+        state.next += 1
+        state.byKey[key] = inode
+        state.entries[inode] = Entry(key: key)
+        return inode
+    }
+
+    /// The inodes of `keys` (numbered now where missing), under one lock: a listing's names.
+    func inodes(for keys: [NodeKey]) -> [UInt64] {
+        state.withLock { state in keys.map { Self.inode(for: $0, in: &state) } }
+    }
+
+    /// The kernel received one more entry for each of `inodes` (readdirplus entries that fit).
+    func countLookups(_ inodes: [UInt64]) {
+        state.withLock { state in
+            for inode in inodes { state.entries[inode]?.lookups += 1 }
+        }
     }
 
     /// The inode numbered for `key`, if any.

@@ -125,6 +125,11 @@ final class ItemBuffers: Sendable {
         }
     }
 
+    /// Every inode whose bytes are held (usually none: a listing checks this once per batch).
+    func heldInodes() -> Set<UInt64> {
+        buffers.withLock { Set($0.keys) }
+    }
+
     /// Every inode with unsaved writes.
     func unsavedInodes() -> [UInt64] {
         buffers.withLock { $0.values.filter(\.isDirty).map(\.inode) }

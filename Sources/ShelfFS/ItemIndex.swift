@@ -9,10 +9,18 @@ import ShelfStore
 /// by this mount's own writes and by the change feed. The lock is held only for dictionary work,
 /// never across a store call.
 final class ItemIndex: Sendable {
+    /// The items of one folder by name, and their names in listing order once asked for.
+    private struct Folder {
+        var idByName: [String: ItemID] = [:]
+        /// Sorted by bytes (cheap, and stable: listing order only needs to be the same each
+        /// time); dropped at every change of the folder, made again at the next listing.
+        var listing: [(name: String, id: ItemID)]?
+    }
+
     private struct State {
         var byID: [ItemID: ItemSummary] = [:]
         var idByPath: [MountPath: ItemID] = [:]
-        var namesByFolder: [MountPath: Set<String>] = [:]
+        var folders: [MountPath: Folder] = [:]
     }
 
     private let state = Mutex(State())
@@ -31,9 +39,21 @@ final class ItemIndex: Sendable {
         state.withLock { state in state.idByPath[path].flatMap { state.byID[$0] } }
     }
 
-    /// Names of the item files directly in `folder`, sorted.
-    func itemNames(in folder: MountPath) -> [String] {
-        state.withLock { ($0.namesByFolder[folder] ?? []).sorted() }
+    /// The item files directly in `folder`: names (in bytes order) and ids.
+    func items(in folder: MountPath) -> [(name: String, id: ItemID)] {
+        state.withLock { state in
+            if let listing = state.folders[folder]?.listing { return listing }
+            guard let items = state.folders[folder]?.idByName else { return [] }
+            let listing = items.map { (name: $0.key, id: $0.value) }
+                .sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
+            state.folders[folder]?.listing = listing
+            return listing
+        }
+    }
+
+    /// The current summaries of `ids` (nil for an id no longer live), under one lock.
+    func summaries(_ ids: [ItemID]) -> [ItemSummary?] {
+        state.withLock { state in ids.map { state.byID[$0] } }
     }
 
     /// Whether any item lies in `folder` or below it.
@@ -62,6 +82,10 @@ final class ItemIndex: Sendable {
     @discardableResult
     func put(_ summary: ItemSummary) -> ItemSummary? {
         state.withLock { state in
+            if let old = state.byID[summary.id], old.path == summary.path {
+                state.byID[summary.id] = summary  // same name: the folder's listing stands
+                return old
+            }
             let old = Self.remove(summary.id, from: &state)
             Self.insert(summary, into: &state)
             return old
@@ -78,7 +102,10 @@ final class ItemIndex: Sendable {
         let path = MountPath(summary.path)
         state.byID[summary.id] = summary
         state.idByPath[path] = summary.id
-        state.namesByFolder[path.parent, default: []].insert(path.name)
+        if state.folders[path.parent]?.idByName[path.name] != summary.id {
+            state.folders[path.parent, default: Folder()].idByName[path.name] = summary.id
+            state.folders[path.parent]?.listing = nil
+        }
     }
 
     private static func remove(_ id: ItemID, from state: inout State) -> ItemSummary? {
@@ -86,7 +113,8 @@ final class ItemIndex: Sendable {
         let path = MountPath(old.path)
         if state.idByPath[path] == id {
             state.idByPath[path] = nil
-            state.namesByFolder[path.parent]?.remove(path.name)
+            state.folders[path.parent]?.idByName[path.name] = nil
+            state.folders[path.parent]?.listing = nil
         }
         return old
     }

@@ -10,6 +10,11 @@ struct MountPath: Hashable, Sendable, CustomStringConvertible {
 
     init(_ rawValue: String) { self.rawValue = rawValue }
 
+    /// Paths compare and hash by their bytes, as the kernel names files: two names that are
+    /// canonically equivalent Unicode but different bytes are two different files.
+    static func == (a: MountPath, b: MountPath) -> Bool { a.rawValue.utf8.elementsEqual(b.rawValue.utf8) }
+    func hash(into hasher: inout Hasher) { rawValue.hashBytes(into: &hasher) }
+
     static let root = MountPath("")
     /// The hidden read-only status folder.
     static let statusFolder = MountPath(".shelf")

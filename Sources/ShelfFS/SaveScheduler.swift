@@ -4,10 +4,12 @@ import Foundation
 /// thread.
 ///
 /// With stateless opens no `close(2)` reaches the mount, so the moments to save are:
-/// - the writer closed the file (``closed(_:)``: the close watcher, or `release` of a created
-///   file) — the save follows within milliseconds;
+/// - the writer closed the file (``closed(_:)``, from the close watcher): the save follows
+///   within milliseconds;
+/// - a pause in writing when a close may have gone unseen (``soon(_:)``: the file's folder was
+///   watched only after it was written, as when a program makes a folder and writes into it);
 /// - no write for ``idleDelay`` (``wrote(_:)``): a program that keeps a file open and writes
-///   now and then, or a close the watcher could not see;
+///   now and then;
 /// - synchronously, by the filesystem itself: `fsync`, renames and unlinks of the file, and
 ///   unmount.
 final class SaveScheduler: @unchecked Sendable {
@@ -31,6 +33,18 @@ final class SaveScheduler: @unchecked Sendable {
     func closed(_ inode: UInt64) {
         schedule(inode, at: .distantPast)
     }
+
+    /// `inode`'s writer may have closed it unseen: save it after a short pause, unless a write
+    /// shows it is still being written (its close will then be seen).
+    func soon(_ inode: UInt64) {
+        condition.withLock {
+            due[inode] = min(due[inode] ?? .distantFuture, Date().addingTimeInterval(Self.shortPause))
+            condition.broadcast()
+        }
+    }
+
+    /// Long enough for a program still writing to write again, short enough not to be waited for.
+    static let shortPause: TimeInterval = 0.1
 
     /// Starts the thread, which calls `save` with each inode that is due. Until then (and in
     /// tests that drive the filesystem directly) inodes only wait.

@@ -143,11 +143,6 @@ public final class ShelfFuseOperations: FuseOperations {
         answer(reply) { try fileSystem.sync(inode.rawValue) }
     }
 
-    /// Only files made by `create` are released (opens are stateless): their last close.
-    public func release(_ request: Request, inode: Inode, handle: UInt64, flags: OpenFlags, reply: EmptyReply) {
-        if flags.isWritable { fileSystem.writerClosed(inode.rawValue) }
-        reply.succeed()
-    }
 
     public func opendir(_ request: Request, inode: Inode, flags: OpenFlags, reply: OpenReply) {
         answer(reply) {
@@ -165,25 +160,33 @@ public final class ShelfFuseOperations: FuseOperations {
                         reply: DirectoryReply) {
         answer(reply) {
             var batch = DirectoryListing(capacity: capacity)
-            for (position, listed) in try listed(handle, from: offset) {
-                let child = Inode(fileSystem.inode(for: listed.key))
-                guard batch.add(name: listed.name, inode: child, kind: fileSystem.kind(of: listed),
-                                nextOffset: position + 1) else { break }
+            let listed = try listed(handle, from: offset, fitting: capacity / DirectoryListing.smallestEntrySize + 1)
+            for position in listed.indices {
+                let name = listed[position]
+                guard batch.add(name: name.name, inode: Inode(name.inode), kind: fileSystem.kind(of: name),
+                                nextOffset: Int64(position + 1)) else { break }
             }
             return batch
         }
     }
 
+    /// Each entry added gives the kernel a lookup count, counted (for the whole batch at once)
+    /// before the reply leaves.
     public func readdirplus(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, capacity: Int,
                             reply: DirectoryPlusReply) {
         answer(reply) {
             var batch = DirectoryPlusListing(capacity: capacity)
-            for (position, listed) in try listed(handle, from: offset) {
+            let listed = try listed(handle, from: offset, fitting: capacity / DirectoryPlusListing.smallestEntrySize + 1)
+            let entries = fileSystem.entries(for: listed)
+            var counted: [UInt64] = []
+            for (position, entry) in zip(listed.indices, entries) {
                 // A name that vanished since opendir is skipped, as a real folder would.
-                guard let entry = try? fileSystem.entry(for: listed.key, counting: false) else { continue }
-                guard batch.add(name: listed.name, entry: entry, nextOffset: position + 1) else { break }
-                if !listed.isDotEntry { fileSystem.inodes.countLookup(entry.attributes.inode.rawValue) }
+                guard let entry else { continue }
+                let name = listed[position]
+                guard batch.add(name: name.name, entry: entry, nextOffset: Int64(position + 1)) else { break }
+                if !name.isDotEntry { counted.append(name.inode) }
             }
+            fileSystem.inodes.countLookups(counted)
             return batch
         }
     }
@@ -248,13 +251,12 @@ public final class ShelfFuseOperations: FuseOperations {
         }
     }
 
-    /// The snapshot's entries after `offset` (the position of the next entry), with their positions.
-    private func listed(_ handle: UInt64, from offset: Int64) throws -> [(Int64, ShelfFileSystem.Listed)] {
+    /// The snapshot's entries from `offset` (the position of the next entry), indexed by their
+    /// positions: at most `count`, as many as the kernel's buffer can take, so a batch never
+    /// walks (or describes) more of the folder than it can send.
+    private func listed(_ handle: UInt64, from offset: Int64, fitting count: Int) throws -> ArraySlice<ShelfFileSystem.Listed> {
         guard let listed = listings.withLock({ $0.open[handle] }) else { throw Errno.badHandle }
         let start = min(Int(offset), listed.count)
-        return listed.indices[start...].lazy.map { (Int64($0), listed[$0]) }.prefix(Self.batchLimit).map { $0 }
+        return listed[start..<min(listed.count, start + count)]
     }
-
-    /// More entries than any kernel buffer holds, so a batch never walks the whole snapshot.
-    private static let batchLimit = 4096
 }

@@ -12,7 +12,12 @@ public struct ItemID: RawRepresentable, Hashable, Comparable, Codable, Sendable,
     public static func generate() -> ItemID { ItemID(UUID().uuidString.lowercased()) }
 
     public var description: String { rawValue }
-    public static func < (a: ItemID, b: ItemID) -> Bool { a.rawValue < b.rawValue }
+    /// Identities are opaque tokens: they order, compare and hash by their bytes. (Unicode-aware
+    /// string hashing costs every index lookup of a mount's listings; an id that differs only
+    /// in its Unicode normalization is another id.)
+    public static func == (a: ItemID, b: ItemID) -> Bool { a.rawValue.utf8.elementsEqual(b.rawValue.utf8) }
+    public func hash(into hasher: inout Hasher) { rawValue.hashBytes(into: &hasher) }
+    public static func < (a: ItemID, b: ItemID) -> Bool { a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8) }
 
     public init(from decoder: Decoder) throws {
         rawValue = try decoder.singleValueContainer().decode(String.self)
@@ -40,5 +45,14 @@ public enum ItemKind: String, Codable, Sendable, CaseIterable {
     public init?(folderName name: String) {
         guard let kind = ItemKind.allCases.first(where: { $0.folderName == name }) else { return nil }
         self = kind
+    }
+}
+
+extension String {
+    /// Feeds the string's UTF-8 bytes to `hasher`, for types that compare strings by their bytes.
+    public func hashBytes(into hasher: inout Hasher) {
+        var bytes = self
+        bytes.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        hasher.combine(utf8.count)
     }
 }

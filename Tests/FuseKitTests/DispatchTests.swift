@@ -100,6 +100,22 @@ struct DirectoryListingTests {
         #expect(overflowed)
     }
 
+    /// Batches are sized from these, so an entry must never be smaller.
+    @Test func smallestEntrySizesAreTheSizesOfOneLetterNames() {
+        var listing = DirectoryListing(capacity: 4096)
+        let added = listing.add(name: "a", inode: Inode(2), kind: .regular, nextOffset: 1)
+        #expect(added)
+        #expect(listing.buffer.filled.count == DirectoryListing.smallestEntrySize)
+        var plus = DirectoryPlusListing(capacity: 4096)
+        let now = FileTime.now
+        let attributes = FileAttributes(inode: Inode(2), kind: .regular, permissions: 0o644,
+                                        accessTime: now, modificationTime: now, changeTime: now)
+        let addedPlus = plus.add(name: "a", entry: Entry(attributes: attributes, attributeTimeout: .zero, entryTimeout: .zero),
+                             nextOffset: 1)
+        #expect(addedPlus)
+        #expect(plus.buffer.filled.count == DirectoryPlusListing.smallestEntrySize)
+    }
+
     @Test func emptyBufferTakesNothing() {
         var listing = DirectoryPlusListing(capacity: 0)
         let entry = Entry.negative(timeout: .zero)

@@ -176,9 +176,11 @@ struct MountTests {
             _ = try sh(mount, "cat note.md note.md > /dev/null; printf 'new\n' > note.md; printf 'more\n' >> note.md; printf x > sub/a.txt")
             #expect(try sh(mount, "cat note.md") == "new\nmore\n")
             #expect(filesystem.openAndFlushRequests == before, "opens and closes reached the filesystem")
+            let sub = try #require(filesystem.inode(at: "sub"))
             let expected: [CloseWatcher.Event] = [
+                .watching(folder: .root), .watching(folder: sub),
                 .closed(parent: .root, name: "note.md"), .closed(parent: .root, name: "note.md"),
-                .closed(parent: filesystem.inode(at: "sub")!, name: "a.txt"),
+                .closed(parent: sub, name: "a.txt"),
             ]
             #expect(eventuallyTrue { events.withLock { $0 } == expected }, "\(events.withLock { $0 })")
         }

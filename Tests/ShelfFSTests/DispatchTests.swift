@@ -174,6 +174,22 @@ import ShelfStore
         #expect(report.hasPrefix(book.path + "\n  line 4:"))
     }
 
+    /// Labels and ACLs are "not supported" (which `ls -l` remembers for the whole mount), not
+    /// merely absent (which it would ask every file again).
+    @Test func securityLabelsAndACLsAreNotSupported() throws {
+        let plan = try inode("Notes", "Plan.md")
+        let picture = try writeFile("Notes", "picture.png", "png")
+        for inode in [plan, picture] {
+            for name in ["security.selinux", "system.posix_acl_access"] {
+                #expect(throws: Errno(EOPNOTSUPP)) { try fs.extendedAttribute(inode, name: name) }
+            }
+        }
+        #expect(throws: Errno(EOPNOTSUPP)) {
+            try fs.setExtendedAttribute(picture, name: "security.selinux", value: [0], mode: .any)
+        }
+        #expect(try fs.extendedAttribute(plan, name: "user.shelf.kind") == Array("note".utf8))
+    }
+
     @Test func foldersMoveTheirItemsAndKindsDoNotMix() throws {
         let notes = try folder("Notes")
         _ = try fs.makeDirectory(parent: notes, name: "Shelf", mode: 0o755)
