@@ -23,64 +23,94 @@ enum NodeKey: Hashable, Sendable {
 final class InodeTable: Sendable {
     static let rootInode: UInt64 = 1
 
-    private struct Entry {
-        var key: NodeKey
-        var lookups: UInt64 = 0
+    /// One inode: what it stands for and how many lookups the kernel holds. A folder listing
+    /// keeps the nodes of its names, so counting the lookups a `readdirplus` batch hands out
+    /// needs no search. Mutable state is guarded by the table's lock.
+    final class Node: @unchecked Sendable {
+        let inode: UInt64
+        fileprivate var key: NodeKey
+        fileprivate var lookups: UInt64 = 0
+        /// False once dropped from the table (the kernel forgot it, or its name went away).
+        fileprivate var isInTable = true
+
+        fileprivate init(inode: UInt64, key: NodeKey, lookups: UInt64 = 0) {
+            self.inode = inode
+            self.key = key
+            self.lookups = lookups
+        }
     }
 
     private struct State {
-        var entries: [UInt64: Entry] = [InodeTable.rootInode: Entry(key: .plain(.root), lookups: 1)]
-        var byKey: [NodeKey: UInt64] = [.plain(.root): InodeTable.rootInode]
+        var nodes: [UInt64: Node]
+        var byKey: [NodeKey: Node]
         var next: UInt64 = InodeTable.rootInode + 1
+        /// Changes whenever a key gets another inode or loses one (see ``generation``).
+        var generation: UInt64 = 0
+
+        init() {
+            let root = Node(inode: InodeTable.rootInode, key: .plain(.root), lookups: 1)
+            nodes = [InodeTable.rootInode: root]
+            byKey = [.plain(.root): root]
+        }
     }
 
     private let state = Mutex(State())
 
+    /// Changes whenever the numbering of any key changes: a listing of nodes made at one
+    /// generation is still right at the same generation.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
     func key(of inode: UInt64) -> NodeKey? {
-        state.withLock { $0.entries[inode]?.key }
+        state.withLock { $0.nodes[inode]?.key }
     }
 
-    /// The inode of `key`, numbered now if it has none; counts one kernel lookup if `lookup`.
-    func inode(for key: NodeKey, lookup: Bool) -> UInt64 {
-        state.withLock { state in
-            let inode = Self.inode(for: key, in: &state)
-            if lookup { state.entries[inode]?.lookups += 1 }
-            return inode
-        }
+    /// The inode of `key`, numbered now if it has none.
+    func inode(for key: NodeKey) -> UInt64 {
+        state.withLock { state in Self.node(for: key, in: &state).inode }
     }
 
-    private static func inode(for key: NodeKey, in state: inout State) -> UInt64 {
+    /// The nodes of `keys` (numbered now where missing), under one lock: a listing's names.
+    func nodes(for keys: [NodeKey]) -> [Node] {
+        state.withLock { state in keys.map { Self.node(for: $0, in: &state) } }
+    }
+
+    private static func node(for key: NodeKey, in state: inout State) -> Node {
         if let known = state.byKey[key] { return known }
-        let inode = state.next
+        let node = Node(inode: state.next, key: key)
         state.next += 1
-        state.byKey[key] = inode
-        state.entries[inode] = Entry(key: key)
-        return inode
+        state.byKey[key] = node
+        state.nodes[node.inode] = node
+        return node
     }
 
-    /// The inodes of `keys` (numbered now where missing), under one lock: a listing's names.
-    func inodes(for keys: [NodeKey]) -> [UInt64] {
-        state.withLock { state in keys.map { Self.inode(for: $0, in: &state) } }
-    }
-
-    /// The kernel received one more entry for each of `inodes` (readdirplus entries that fit).
-    func countLookups(_ inodes: [UInt64]) {
+    /// The kernel received one more entry for each of `nodes` (readdirplus entries that fit).
+    /// A node dropped since its listing was made (the kernel forgot it meanwhile) is taken
+    /// back, since the kernel now knows it again.
+    func countLookups(_ nodes: [Node]) {
         state.withLock { state in
-            for inode in inodes { state.entries[inode]?.lookups += 1 }
+            for node in nodes {
+                if !node.isInTable {
+                    node.isInTable = true
+                    state.nodes[node.inode] = node
+                    if state.byKey[node.key] == nil { state.byKey[node.key] = node }
+                    state.generation += 1
+                }
+                node.lookups += 1
+            }
         }
     }
 
     /// The inode numbered for `key`, if any.
     func existingInode(for key: NodeKey) -> UInt64? {
-        state.withLock { $0.byKey[key] }
+        state.withLock { $0.byKey[key]?.inode }
     }
 
     /// The inode of `key` if the kernel holds it (lookup count above zero): only those need
     /// invalidation.
     func kernelInode(for key: NodeKey) -> UInt64? {
         state.withLock { state in
-            guard let inode = state.byKey[key], let entry = state.entries[inode], entry.lookups > 0 else { return nil }
-            return inode
+            guard let node = state.byKey[key], node.lookups > 0 else { return nil }
+            return node.inode
         }
     }
 
@@ -89,56 +119,60 @@ final class InodeTable: Sendable {
     @discardableResult
     func forget(_ inode: UInt64, count: UInt64) -> Bool {
         state.withLock { state in
-            guard inode != Self.rootInode, var entry = state.entries[inode] else { return false }
-            entry.lookups -= min(count, entry.lookups)
-            if entry.lookups == 0, !Self.keepsNumber(entry.key) || state.byKey[entry.key] != inode {
-                state.entries[inode] = nil
-                if state.byKey[entry.key] == inode { state.byKey[entry.key] = nil }
-            } else {
-                state.entries[inode] = entry
-            }
-            return entry.lookups == 0
+            guard inode != Self.rootInode, let node = state.nodes[inode] else { return false }
+            node.lookups -= min(count, node.lookups)
+            guard node.lookups == 0 else { return false }
+            if !Self.keepsNumber(node.key) || state.byKey[node.key] !== node { Self.drop(node, from: &state) }
+            return true
         }
     }
 
     /// Whether the kernel holds `inode` (its lookup count is above zero).
     func isKnownToKernel(_ inode: UInt64) -> Bool {
-        state.withLock { ($0.entries[inode]?.lookups ?? 0) > 0 }
+        state.withLock { ($0.nodes[inode]?.lookups ?? 0) > 0 }
     }
 
     /// `inode` now stands for `key` (a rename turned a temp file into an item, or moved a plain
-    /// file). Whatever inode held `key` before keeps its old meaning only for handles still open
-    /// on it.
+    /// file). Whatever inode held `key` before keeps its old meaning only for programs still
+    /// reading it.
     func rekey(_ inode: UInt64, to key: NodeKey) {
         state.withLock { state in
-            guard var entry = state.entries[inode] else { return }
-            if state.byKey[entry.key] == inode { state.byKey[entry.key] = nil }
-            entry.key = key
-            state.entries[inode] = entry
-            state.byKey[key] = inode
+            guard let node = state.nodes[inode] else { return }
+            if state.byKey[node.key] === node { state.byKey[node.key] = nil }
+            node.key = key
+            state.byKey[key] = node
+            state.generation += 1
         }
     }
 
     /// The plain path `path` is gone (unlinked, or replaced by a rename).
     func detach(_ key: NodeKey) {
         state.withLock { state in
-            if let inode = state.byKey.removeValue(forKey: key), state.entries[inode]?.lookups == 0 {
-                state.entries[inode] = nil
-            }
+            guard let node = state.byKey.removeValue(forKey: key) else { return }
+            state.generation += 1
+            if node.lookups == 0 { Self.drop(node, from: &state) }
         }
     }
 
     /// Moves every plain entry inside `from` under `to` (a folder rename).
     func renameFolder(_ from: MountPath, to: MountPath) {
         state.withLock { state in
-            for (inode, entry) in state.entries {
-                guard case .plain(let path) = entry.key, path.isInside(from) else { continue }
+            for node in state.nodes.values {
+                guard case .plain(let path) = node.key, path.isInside(from) else { continue }
                 let newKey = NodeKey.plain(path.replacingPrefix(from, with: to))
-                if state.byKey[entry.key] == inode { state.byKey[entry.key] = nil }
-                state.entries[inode]?.key = newKey
-                state.byKey[newKey] = inode
+                if state.byKey[node.key] === node { state.byKey[node.key] = nil }
+                node.key = newKey
+                state.byKey[newKey] = node
             }
+            state.generation += 1
         }
+    }
+
+    private static func drop(_ node: Node, from state: inout State) {
+        state.nodes[node.inode] = nil
+        if state.byKey[node.key] === node { state.byKey[node.key] = nil }
+        node.isInTable = false
+        state.generation += 1
     }
 
     private static func keepsNumber(_ key: NodeKey) -> Bool {

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import ShelfModel
 import ShelfStore
@@ -9,51 +10,75 @@ import ShelfStore
 /// by this mount's own writes and by the change feed. The lock is held only for dictionary work,
 /// never across a store call.
 final class ItemIndex: Sendable {
+    /// One live item. Folder listings keep slots, so a `readdirplus` batch reads each item's
+    /// current size and time without a search. Mutable state is guarded by the index's lock.
+    final class Slot: @unchecked Sendable {
+        let id: ItemID
+        fileprivate var summary: ItemSummary
+        /// False once the item left the index (trashed, or deleted elsewhere).
+        fileprivate var isLive = true
+
+        fileprivate init(_ summary: ItemSummary) {
+            id = summary.id
+            self.summary = summary
+        }
+    }
+
     /// The items of one folder by name, and their names in listing order once asked for.
     private struct Folder {
-        var idByName: [String: ItemID] = [:]
+        var byName: [String: Slot] = [:]
         /// Sorted by bytes (cheap, and stable: listing order only needs to be the same each
-        /// time); dropped at every change of the folder, made again at the next listing.
-        var listing: [(name: String, id: ItemID)]?
+        /// time); dropped at every change of the folder's names, made again at the next listing.
+        var listing: [(name: String, slot: Slot)]?
+        /// Stamped from the index's counter at every change of the folder's names.
+        var generation: UInt64 = 0
     }
 
     private struct State {
-        var byID: [ItemID: ItemSummary] = [:]
+        var byID: [ItemID: Slot] = [:]
         var idByPath: [MountPath: ItemID] = [:]
         var folders: [MountPath: Folder] = [:]
+        var changes: UInt64 = 0
     }
 
     private let state = Mutex(State())
 
     init(_ summaries: [ItemSummary] = []) {
         state.withLock { state in
-            for summary in summaries { Self.insert(summary, into: &state) }
+            for summary in summaries { Self.insert(Slot(summary), into: &state) }
         }
     }
 
     func summary(id: ItemID) -> ItemSummary? {
-        state.withLock { $0.byID[id] }
+        state.withLock { $0.byID[id]?.summary }
     }
 
     func summary(at path: MountPath) -> ItemSummary? {
-        state.withLock { state in state.idByPath[path].flatMap { state.byID[$0] } }
+        state.withLock { state in state.idByPath[path].flatMap { state.byID[$0]?.summary } }
     }
 
-    /// The item files directly in `folder`: names (in bytes order) and ids.
-    func items(in folder: MountPath) -> [(name: String, id: ItemID)] {
+    /// The item files directly in `folder` (names in bytes order, with their slots), and the
+    /// generation of that list: the same generation means the same names and items.
+    func items(in folder: MountPath) -> (items: [(name: String, slot: Slot)], generation: UInt64) {
         state.withLock { state in
-            if let listing = state.folders[folder]?.listing { return listing }
-            guard let items = state.folders[folder]?.idByName else { return [] }
-            let listing = items.map { (name: $0.key, id: $0.value) }
+            guard let known = state.folders[folder] else { return ([], 0) }
+            if let listing = known.listing { return (listing, known.generation) }
+            let listing = known.byName.map { (name: $0.key, slot: $0.value) }
                 .sorted { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
             state.folders[folder]?.listing = listing
-            return listing
+            return (listing, known.generation)
         }
     }
 
-    /// The current summaries of `ids` (nil for an id no longer live), under one lock.
-    func summaries(_ ids: [ItemID]) -> [ItemSummary?] {
-        state.withLock { state in ids.map { state.byID[$0] } }
+    /// The generation of `folder`'s names (see ``items(in:)``).
+    func generation(of folder: MountPath) -> UInt64 {
+        state.withLock { $0.folders[folder]?.generation ?? 0 }
+    }
+
+    /// What `stat` shows of each item now (nil for one no longer live), under one lock: a
+    /// listing's attributes, read through its slots.
+    func shapes(_ slots: [Slot]) -> [(size: Int, modified: Date)?] {
+        state.withLock { _ in slots.map { $0.isLive ? ($0.summary.size, $0.summary.modified) : nil } }
     }
 
     /// Whether any item lies in `folder` or below it.
@@ -68,12 +93,12 @@ final class ItemIndex: Sendable {
 
     /// Every live item with a pending invalid save.
     func itemsWithDrafts() -> [ItemSummary] {
-        state.withLock { $0.byID.values.filter(\.hasDraft).sorted { $0.path < $1.path } }
+        state.withLock { $0.byID.values.map(\.summary).filter(\.hasDraft).sorted { $0.path < $1.path } }
     }
 
     func counts() -> (books: Int, notes: Int) {
         state.withLock { state in
-            let books = state.byID.values.count { $0.kind == .book }
+            let books = state.byID.values.count { $0.summary.kind == .book }
             return (books, state.byID.count - books)
         }
     }
@@ -82,12 +107,13 @@ final class ItemIndex: Sendable {
     @discardableResult
     func put(_ summary: ItemSummary) -> ItemSummary? {
         state.withLock { state in
-            if let old = state.byID[summary.id], old.path == summary.path {
-                state.byID[summary.id] = summary  // same name: the folder's listing stands
+            if let slot = state.byID[summary.id], slot.summary.path.hasSameBytes(as: summary.path) {
+                let old = slot.summary
+                slot.summary = summary  // same name: the folder's listing stands
                 return old
             }
             let old = Self.remove(summary.id, from: &state)
-            Self.insert(summary, into: &state)
+            Self.insert(Slot(summary), into: &state)
             return old
         }
     }
@@ -98,25 +124,28 @@ final class ItemIndex: Sendable {
         state.withLock { state in Self.remove(id, from: &state) }
     }
 
-    private static func insert(_ summary: ItemSummary, into state: inout State) {
-        let path = MountPath(summary.path)
-        state.byID[summary.id] = summary
-        state.idByPath[path] = summary.id
-        if state.folders[path.parent]?.idByName[path.name] != summary.id {
-            state.folders[path.parent, default: Folder()].idByName[path.name] = summary.id
-            state.folders[path.parent]?.listing = nil
-        }
+    private static func insert(_ slot: Slot, into state: inout State) {
+        let path = MountPath(slot.summary.path)
+        state.byID[slot.id] = slot
+        state.idByPath[path] = slot.id
+        state.changes += 1
+        state.folders[path.parent, default: Folder()].byName[path.name] = slot
+        state.folders[path.parent]?.listing = nil
+        state.folders[path.parent]?.generation = state.changes
     }
 
     private static func remove(_ id: ItemID, from state: inout State) -> ItemSummary? {
-        guard let old = state.byID.removeValue(forKey: id) else { return nil }
-        let path = MountPath(old.path)
+        guard let slot = state.byID.removeValue(forKey: id) else { return nil }
+        slot.isLive = false
+        let path = MountPath(slot.summary.path)
         if state.idByPath[path] == id {
             state.idByPath[path] = nil
-            state.folders[path.parent]?.idByName[path.name] = nil
+            state.changes += 1
+            state.folders[path.parent]?.byName[path.name] = nil
             state.folders[path.parent]?.listing = nil
+            state.folders[path.parent]?.generation = state.changes
         }
-        return old
+        return slot.summary
     }
 }
 

@@ -12,7 +12,7 @@ struct MountPath: Hashable, Sendable, CustomStringConvertible {
 
     /// Paths compare and hash by their bytes, as the kernel names files: two names that are
     /// canonically equivalent Unicode but different bytes are two different files.
-    static func == (a: MountPath, b: MountPath) -> Bool { a.rawValue.utf8.elementsEqual(b.rawValue.utf8) }
+    static func == (a: MountPath, b: MountPath) -> Bool { a.rawValue.hasSameBytes(as: b.rawValue) }
     func hash(into hasher: inout Hasher) { rawValue.hashBytes(into: &hasher) }
 
     static let root = MountPath("")

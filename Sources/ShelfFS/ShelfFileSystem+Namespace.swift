@@ -10,7 +10,10 @@ import ShelfStore
 extension ShelfFileSystem {
     private func mutating<T>(_ body: () throws -> T) throws -> T {
         namespaceLock.lock()
-        defer { namespaceLock.unlock() }
+        defer {
+            noteNamespaceChange()
+            namespaceLock.unlock()
+        }
         return try body()
     }
 
@@ -30,24 +33,24 @@ extension ShelfFileSystem {
             let path = try writablePath(parent: parent, name: name)
             if let existing = resolve(path) {
                 guard !flags.exclusive else { throw Errno(EEXIST) }
-                let inode = inodes.inode(for: existing, lookup: false)
+                let inode = inodes.inode(for: existing)
                 if flags.truncates && flags.isWritable {
                     _ = try setAttributes(inode, changes: AttributeChanges(size: 0))
                 }
-                return CreatedFile(entry: try entry(for: existing, counting: true), file: OpenedFile())
+                return CreatedFile(entry: try entry(for: existing), file: OpenedFile())
             }
             if PathRules.isItemPath(path) {
                 // Not an item until its first save decides which one (its `id:` may name a
                 // trashed item coming back).
                 let pending = UUID()
                 newItemFiles.withLock { $0[pending] = path }
-                buffers.startNewFile(inodes.inode(for: .newItemFile(pending), lookup: false))
-                return CreatedFile(entry: try entry(for: .newItemFile(pending), counting: true), file: OpenedFile())
+                buffers.startNewFile(inodes.inode(for: .newItemFile(pending)))
+                return CreatedFile(entry: try entry(for: .newItemFile(pending)), file: OpenedFile())
             }
             // Opened read-write whatever the mode: the creator may write a file it makes read-only.
             let descriptor = try plain.open(path, flags: O_RDWR | O_CREAT | (flags.rawValue & O_EXCL),
                                             mode: mode_t(mode & 0o7777))
-            let entry = try entry(for: .plain(path), counting: true)
+            let entry = try entry(for: .plain(path))
             descriptors.keep(descriptor, for: entry.attributes.inode.rawValue)
             return CreatedFile(entry: entry, file: OpenedFile())
         }
@@ -58,7 +61,7 @@ extension ShelfFileSystem {
             let path = try writablePath(parent: parent, name: name)
             guard !PathRules.isItemPath(path) else { throw Errno(EPERM) }
             guard mknod(plain.realPath(path), mode_t(mode), dev_t(device)) == 0 else { throw Errno.current }
-            return try entry(for: .plain(path), counting: true)
+            return try entry(for: .plain(path))
         }
     }
 
@@ -69,7 +72,7 @@ extension ShelfFileSystem {
             guard !PathRules.isItemPath(path) else { throw Errno(EPERM) }
             try plain.makeDirectory(path, mode: mode_t(mode & 0o7777))
             watchForCloses(path)
-            return try entry(for: .plain(path), counting: true)
+            return try entry(for: .plain(path))
         }
     }
 
@@ -78,7 +81,7 @@ extension ShelfFileSystem {
             let path = try writablePath(parent: parent, name: name)
             guard !PathRules.isItemPath(path) else { throw Errno(EPERM) }
             try plain.symlink(path, target: target)
-            return try entry(for: .plain(path), counting: true)
+            return try entry(for: .plain(path))
         }
     }
 

@@ -64,6 +64,11 @@ final class ShelfFileSystem: Sendable {
     /// Item files created through the mount and not saved yet, by their placeholder identity.
     let newItemFiles = Mutex<[UUID: MountPath]>([:])
     let namespaceLock = NSLock()
+    /// Counts namespace changes of the plain-file area (everything made under `namespaceLock`,
+    /// and folders made for items): cached listings are stamped with it.
+    private let namespaceChanges = Atomic<UInt64>(0)
+    /// The last listing of each folder, reused while its stamp still holds.
+    private let listingCache = Mutex<[MountPath: (stamp: ListingStamp, listed: [Listed])]>([:])
     /// The change-feed position the index was loaded at: following starts there.
     let loadedSequence: Int64
 
@@ -112,8 +117,14 @@ final class ShelfFileSystem: Sendable {
             ancestor = ancestor.parent
         }
         guard !missing.isEmpty else { return }
+        defer { noteNamespaceChange() }
         try FileManager.default.createDirectory(atPath: plain.realPath(folder), withIntermediateDirectories: true)
         for created in missing.reversed() { watchForCloses(created) }
+    }
+
+    /// A name of the plain-file area may have come, gone or moved.
+    func noteNamespaceChange() {
+        namespaceChanges.add(1, ordering: .relaxed)
     }
 
     /// Has the close watcher report closes of files in `folder` if items live there.
@@ -216,11 +227,11 @@ final class ShelfFileSystem: Sendable {
         return Self.cacheTimeout
     }
 
-    /// The kernel entry for `key`; counts one lookup when `counting`.
-    func entry(for key: NodeKey, counting: Bool) throws -> Entry {
-        let inode = inodes.inode(for: key, lookup: false)
-        let attributes = try attributes(of: key, inode: inode)
-        if counting { inodes.countLookups([inode]) }
+    /// The kernel entry for `key`, which gives the kernel one more lookup of its inode.
+    func entry(for key: NodeKey) throws -> Entry {
+        let node = inodes.nodes(for: [key])[0]
+        let attributes = try attributes(of: key, inode: node.inode)
+        inodes.countLookups([node])
         let timeout = timeout(for: key)
         return Entry(attributes: attributes, attributeTimeout: timeout, entryTimeout: timeout)
     }
@@ -230,7 +241,7 @@ final class ShelfFileSystem: Sendable {
     func lookup(parent: UInt64, name: String) throws -> Entry {
         let path = try folderPath(parent).appending(name)
         guard let key = resolve(path) else { return .negative(timeout: Self.negativeTimeout) }
-        return try entry(for: key, counting: true)
+        return try entry(for: key)
     }
 
     /// The kernel let go of `inode`: once it no longer knows it, its real file (if plain) is
@@ -241,23 +252,49 @@ final class ShelfFileSystem: Sendable {
         buffers.releaseIfSaved(inode)
     }
 
-    /// One name in a folder listing, with the inode it stands for.
-    struct Listed: Equatable {
+    /// One name in a folder listing, with the inode it stands for (and, for an item, its
+    /// index slot): what a `readdirplus` batch needs, without a search per name.
+    struct Listed {
         var name: String
         var key: NodeKey
-        var inode: UInt64
+        var node: InodeTable.Node
+        var slot: ItemIndex.Slot?
 
+        var inode: UInt64 { node.inode }
         var isDotEntry: Bool { name == "." || name == ".." }
+    }
+
+    /// What a folder's listing was made from: the folder's item names, the numbering of
+    /// inodes, and the plain-file area's names. A listing stays right while all three stand.
+    struct ListingStamp: Equatable {
+        var items: UInt64
+        var numbering: UInt64
+        var names: UInt64
     }
 
     /// The folder's names in bytes order: real entries of the plain-file area (minus anything
     /// shadowed by item names), the folder's items and unsaved new item files, and `.shelf` at
-    /// the root. Items come sorted from the index, so a folder of 100,000 books costs a merge
-    /// with its few other names and one pass to number them.
+    /// the root. Reused from the last listing while its stamp holds, so listing a folder of
+    /// 100,000 books again costs nothing until something in it changes.
     func list(_ inode: UInt64) throws -> [Listed] {
         let folder = try folderPath(inode)
+        let stamp = ListingStamp(items: index.generation(of: folder), numbering: inodes.generation,
+                                 names: namespaceChanges.load(ordering: .relaxed))
+        // Unsaved new files are listed but not stamped: such a folder is listed afresh.
+        let hasNewFiles = newItemFiles.withLock { $0.values.contains { $0.parent == folder } }
+        if !hasNewFiles, let cached = listingCache.withLock({ $0[folder] }), cached.stamp == stamp {
+            return cached.listed
+        }
+        let listed = try makeListing(of: folder)
+        if !hasNewFiles { listingCache.withLock { $0[folder] = (stamp, listed) } }
+        return listed
+    }
+
+    /// Items come sorted from the index, so a folder of 100,000 books costs a merge with its
+    /// few other names and one pass to number them.
+    private func makeListing(of folder: MountPath) throws -> [Listed] {
         var others: [(name: String, key: NodeKey)] = []
-        var items: [(name: String, id: ItemID)] = []
+        var items: [(name: String, slot: ItemIndex.Slot)] = []
         if folder == .statusFolder {
             others = StatusFolder.fileNames.map { ($0, .status(name: $0)) }
         } else {
@@ -269,26 +306,26 @@ final class ShelfFileSystem: Sendable {
                 others.append((name, .plain(folder.appending(name))))
             }
             if isItemFolder {
-                items = index.items(in: folder)
+                items = index.items(in: folder).items
                 others += newItemFiles.withLock { $0.filter { $0.value.parent == folder } }
                     .map { ($0.value.name, .newItemFile($0.key)) }
             }
             if folder.isRoot { others.append((MountPath.statusFolder.rawValue, .status(name: ""))) }
         }
         others.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-        var merged: [(name: String, key: NodeKey)] = []
+        var merged: [(name: String, key: NodeKey, slot: ItemIndex.Slot?)] = []
         merged.reserveCapacity(items.count + others.count)
         var nextOther = others.startIndex
         for item in items {
             while nextOther < others.endIndex, others[nextOther].name.utf8.lexicographicallyPrecedes(item.name.utf8) {
-                merged.append(others[nextOther])
+                merged.append((others[nextOther].name, others[nextOther].key, nil))
                 nextOther += 1
             }
-            merged.append((item.name, .item(item.id)))
+            merged.append((item.name, .item(item.slot.id), item.slot))
         }
-        merged += others[nextOther...]
-        let numbers = inodes.inodes(for: merged.map(\.key))
-        return zip(merged, numbers).map { Listed(name: $0.name, key: $0.key, inode: $1) }
+        merged += others[nextOther...].map { ($0.name, $0.key, nil) }
+        let nodes = inodes.nodes(for: merged.map(\.key))
+        return zip(merged, nodes).map { Listed(name: $0.name, key: $0.key, node: $1, slot: $0.slot) }
     }
 
     /// `.` and `..` of a folder, which start every kernel listing (and, unlike other names,
@@ -296,8 +333,8 @@ final class ShelfFileSystem: Sendable {
     func dotEntries(of inode: UInt64) throws -> [Listed] {
         let folder = try folderPath(inode)
         let parent: NodeKey = folder == .statusFolder ? .plain(.root) : .plain(folder.parent)
-        return [Listed(name: ".", key: inodes.key(of: inode) ?? .plain(folder), inode: inode),
-                Listed(name: "..", key: parent, inode: inodes.inode(for: parent, lookup: false))]
+        let keys = [inodes.key(of: inode) ?? .plain(folder), parent]
+        return zip([".", ".."], zip(keys, inodes.nodes(for: keys))).map { Listed(name: $0, key: $1.0, node: $1.1) }
     }
 
     /// The kind a listed name shows in a plain `readdir`.
@@ -313,14 +350,13 @@ final class ShelfFileSystem: Sendable {
     /// since the listing was made). Items' attributes come from one pass over the index under
     /// one lock, not a lookup per name; the names with held bytes are asked one by one.
     func entries(for listed: ArraySlice<Listed>) -> [Entry?] {
-        let itemIDs = listed.map { listed -> ItemID? in if case .item(let id) = listed.key { id } else { nil } }
-        var summaries = index.summaries(itemIDs.compactMap { $0 }).makeIterator()
+        var shapes = index.shapes(listed.compactMap(\.slot)).makeIterator()
         let held = buffers.heldInodes()
-        return zip(listed, itemIDs).map { listed, id in
-            let summary = id.flatMap { _ in summaries.next() ?? nil }
-            if let summary, !held.contains(listed.inode) {
-                return Entry(attributes: Self.fileAttributes(listed.inode, size: summary.size,
-                                                             modified: FileTime(summary.modified)),
+        return listed.map { listed in
+            let shape = listed.slot.flatMap { _ in shapes.next() ?? nil }
+            if let shape, !held.contains(listed.inode) {
+                return Entry(attributes: Self.fileAttributes(listed.inode, size: shape.size,
+                                                             modified: FileTime(shape.modified)),
                              attributeTimeout: Self.cacheTimeout, entryTimeout: Self.cacheTimeout)
             }
             guard let attributes = try? attributes(of: listed.key, inode: listed.inode) else { return nil }

@@ -178,13 +178,13 @@ public final class ShelfFuseOperations: FuseOperations {
             var batch = DirectoryPlusListing(capacity: capacity)
             let listed = try listed(handle, from: offset, fitting: capacity / DirectoryPlusListing.smallestEntrySize + 1)
             let entries = fileSystem.entries(for: listed)
-            var counted: [UInt64] = []
+            var counted: [InodeTable.Node] = []
             for (position, entry) in zip(listed.indices, entries) {
                 // A name that vanished since opendir is skipped, as a real folder would.
                 guard let entry else { continue }
                 let name = listed[position]
                 guard batch.add(name: name.name, entry: entry, nextOffset: Int64(position + 1)) else { break }
-                if !name.isDotEntry { counted.append(name.inode) }
+                if !name.isDotEntry { counted.append(name.node) }
             }
             fileSystem.inodes.countLookups(counted)
             return batch

@@ -15,7 +15,7 @@ public struct ItemID: RawRepresentable, Hashable, Comparable, Codable, Sendable,
     /// Identities are opaque tokens: they order, compare and hash by their bytes. (Unicode-aware
     /// string hashing costs every index lookup of a mount's listings; an id that differs only
     /// in its Unicode normalization is another id.)
-    public static func == (a: ItemID, b: ItemID) -> Bool { a.rawValue.utf8.elementsEqual(b.rawValue.utf8) }
+    public static func == (a: ItemID, b: ItemID) -> Bool { a.rawValue.hasSameBytes(as: b.rawValue) }
     public func hash(into hasher: inout Hasher) { rawValue.hashBytes(into: &hasher) }
     public static func < (a: ItemID, b: ItemID) -> Bool { a.rawValue.utf8.lexicographicallyPrecedes(b.rawValue.utf8) }
 
@@ -49,6 +49,15 @@ public enum ItemKind: String, Codable, Sendable, CaseIterable {
 }
 
 extension String {
+    /// Whether the two strings are the same UTF-8 bytes (one `memcmp`; `==` would compare them
+    /// as Unicode, which canonical equivalence makes slower and different).
+    public func hasSameBytes(as other: String) -> Bool {
+        var a = self, b = other
+        return a.withUTF8 { a in
+            b.withUTF8 { b in a.count == b.count && (a.isEmpty || memcmp(a.baseAddress!, b.baseAddress!, a.count) == 0) }
+        }
+    }
+
     /// Feeds the string's UTF-8 bytes to `hasher`, for types that compare strings by their bytes.
     public func hashBytes(into hasher: inout Hasher) {
         var bytes = self
