@@ -9,7 +9,7 @@ import ShelfStore
 /// index and queues invalidations on the session's notifier.
 ///
 /// Only what the kernel holds is invalidated (inodes with a lookup count, names in folders it
-/// has looked up). A file with unsaved writes keeps its pages (its save keeps both sides as a
+/// has looked up); a folder whose names change also loses the kernel's cached listing. A file with unsaved writes keeps its pages (its save keeps both sides as a
 /// conflict copy). Changes this mount made itself are already in the index at the same version
 /// and cost nothing.
 final class ChangeFollower: Sendable {
@@ -71,7 +71,7 @@ final class ChangeFollower: Sendable {
         if let known, let current, known.version == current.version, known.path == current.path { return }
         let itemInode = fileSystem.inodes.kernelInode(for: .item(id))
         if let current {
-            try fileSystem.ensureFolder(MountPath(current.path).parent)
+            for folder in try fileSystem.ensureFolder(MountPath(current.path).parent) { announceName(folder) }
             index.put(current)
             if known?.path != current.path { announceName(MountPath(current.path)) }
         } else {
@@ -87,10 +87,11 @@ final class ChangeFollower: Sendable {
         }
     }
 
-    /// A name appeared: drop a cached "no such file" for it.
+    /// A name appeared: drop a cached "no such file" for it, and the folder's cached listing.
     private func announceName(_ path: MountPath) {
         guard let parent = fileSystem.inodes.kernelInode(for: .plain(path.parent)) else { return }
         fileSystem.invalidate(.entry(parent: Inode(parent), name: path.name))
+        fileSystem.invalidate(.content(Inode(parent)))
     }
 
     /// A name went away: drop it. `deletedInode`: the item itself is gone (trashed), which the
@@ -98,6 +99,7 @@ final class ChangeFollower: Sendable {
     /// its bytes), and what it writes to it brings the item back.
     private func forgetName(_ path: MountPath, deletedInode inode: UInt64?) {
         guard let parent = fileSystem.inodes.kernelInode(for: .plain(path.parent)) else { return }
+        fileSystem.invalidate(.content(Inode(parent)))
         if let inode {
             fileSystem.invalidate(.deletion(parent: Inode(parent), child: Inode(inode), name: path.name))
         } else {

@@ -52,6 +52,7 @@ final class ShelfFileSystem: Sendable {
     let inodes = InodeTable()
     let buffers = ItemBuffers()
     let descriptors = PlainDescriptors()
+    let staleAttributes = StaleAttributes()
     let plain: PlainFileArea
     /// The session's invalidation queue, once mounted; before that the kernel caches nothing.
     private let notifier = Mutex<Notifier?>(nil)
@@ -108,18 +109,21 @@ final class ShelfFileSystem: Sendable {
     }
 
     /// Creates `folder` and its parents in the plain-file area if missing (an item moved by the
-    /// CLI into a new shelf needs its folder to be listable), and watches it for closes.
-    func ensureFolder(_ folder: MountPath) throws {
+    /// CLI into a new shelf needs its folder to be listable), and watches them for closes.
+    /// Returns the folders it created, outermost first.
+    @discardableResult
+    func ensureFolder(_ folder: MountPath) throws -> [MountPath] {
         var missing: [MountPath] = []
         var ancestor = folder
         while !ancestor.isRoot, !plain.isDirectory(ancestor) {
             missing.append(ancestor)
             ancestor = ancestor.parent
         }
-        guard !missing.isEmpty else { return }
+        guard !missing.isEmpty else { return [] }
         defer { noteNamespaceChange() }
         try FileManager.default.createDirectory(atPath: plain.realPath(folder), withIntermediateDirectories: true)
         for created in missing.reversed() { watchForCloses(created) }
+        return missing.reversed()
     }
 
     /// A name of the plain-file area may have come, gone or moved.
@@ -217,8 +221,10 @@ final class ShelfFileSystem: Sendable {
                        accessTime: modified, modificationTime: modified, changeTime: modified)
     }
 
+    /// Attributes as the kernel caches them (`getattr`, `setattr`): they are fresh there now.
     func cachedAttributes(of inode: UInt64) throws -> CachedAttributes {
         let attributes = try attributes(of: inode)
+        staleAttributes.refreshed([inode])
         return CachedAttributes(attributes, timeout: timeout(for: inodes.key(of: inode)))
     }
 
@@ -231,7 +237,7 @@ final class ShelfFileSystem: Sendable {
     func entry(for key: NodeKey) throws -> Entry {
         let node = inodes.nodes(for: [key])[0]
         let attributes = try attributes(of: key, inode: node.inode)
-        inodes.countLookups([node])
+        sent([node])
         let timeout = timeout(for: key)
         return Entry(attributes: attributes, attributeTimeout: timeout, entryTimeout: timeout)
     }
@@ -346,6 +352,21 @@ final class ShelfFileSystem: Sendable {
         }
     }
 
+    /// The kernel received entries of `nodes` (a lookup, or the names of a `readdirplus` batch
+    /// that fit): one more lookup of each, and their attributes are fresh there.
+    func sent(_ nodes: [InodeTable.Node]) {
+        inodes.countLookups(nodes)
+        staleAttributes.refreshed(nodes.lazy.map(\.inode))
+    }
+
+    /// Whether the kernel may serve `folder`'s listing from its own cache: only while no name
+    /// in it has stale attributes there, which a `readdirplus` would refresh (the status
+    /// folder's files are never cached at all).
+    func mayServeCachedListing(_ listed: [Listed], of folder: UInt64) -> Bool {
+        guard case .plain = inodes.key(of: folder) else { return false }
+        return !staleAttributes.containsAny(listed.lazy.map(\.inode))
+    }
+
     /// The kernel entries of `listed` names for one `readdirplus` batch (nil for a name gone
     /// since the listing was made). Items' attributes come from one pass over the index under
     /// one lock, not a lookup per name; the names with held bytes are asked one by one.
@@ -370,6 +391,7 @@ final class ShelfFileSystem: Sendable {
     /// Up to `size` bytes of `inode` at `offset`.
     func read(_ inode: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
         guard let key = inodes.key(of: inode) else { throw Errno(ENOENT) }
+        staleAttributes.markStale(inode)
         switch key {
         case .item(let id):
             if let bytes = buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
@@ -397,6 +419,7 @@ final class ShelfFileSystem: Sendable {
     /// Item files take the writes into their buffer, to be saved later (see ``SaveScheduler``).
     func write(_ inode: UInt64, offset: Int64, data: [UInt8], appending: Bool) throws -> Int {
         guard let key = inodes.key(of: inode) else { throw Errno(ENOENT) }
+        staleAttributes.markStale(inode)
         switch key {
         case .item, .newItemFile:
             try buffers.write(inode, start: { try currentBytes(of: key) }) { bytes in
@@ -527,6 +550,7 @@ final class ShelfFileSystem: Sendable {
         index.put(ItemSummary(record))
         if let parent = inodes.kernelInode(for: .plain(path.parent)) {
             invalidate(.entry(parent: Inode(parent), name: path.name))
+            invalidate(.content(Inode(parent)))
         }
         return path
     }

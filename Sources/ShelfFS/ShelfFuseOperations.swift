@@ -152,7 +152,10 @@ public final class ShelfFuseOperations: FuseOperations {
                 listings.open[listings.next] = listed
                 return listings.next
             }
-            return OpenedFile(handle: handle)
+            // The kernel's cached listing is kept either way (changes from elsewhere invalidate
+            // it); it is used when no listed file needs its attributes refreshed.
+            return OpenedFile(handle: handle, keepCache: true,
+                              cacheDirectory: fileSystem.mayServeCachedListing(listed, of: inode.rawValue))
         }
     }
 
@@ -186,7 +189,7 @@ public final class ShelfFuseOperations: FuseOperations {
                 guard batch.add(name: name.name, entry: entry, nextOffset: Int64(position + 1)) else { break }
                 if !name.isDotEntry { counted.append(name.node) }
             }
-            fileSystem.inodes.countLookups(counted)
+            fileSystem.sent(counted)
             return batch
         }
     }

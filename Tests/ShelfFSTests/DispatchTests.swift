@@ -268,14 +268,15 @@ import ShelfStore
         let last = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         let id = last.item.id
         try library.reopened().write { try $0.trash(id: id) }
-        #expect(try poll() == [.deletion(parent: notes, child: plan, name: "Plan.md")])
+        #expect(try poll() == [.content(notes), .deletion(parent: notes, child: plan, name: "Plan.md")])
         #expect(String(decoding: try fs.read(plan.rawValue, offset: 0, size: 4096), as: UTF8.self) == last.content,
                 "a program holding the deleted file still reads it")
 
         try library.reopened().write { _ = try $0.restore(id: id) }
-        #expect(try poll() == [.entry(parent: notes, name: "Plan.md")], "back: its cached \"no such file\" goes")
+        #expect(try poll() == [.entry(parent: notes, name: "Plan.md"), .content(notes)],
+                "back: its cached \"no such file\" goes, and the folder's cached listing")
         try library.reopened().write { try $0.trash(id: id) }
-        #expect(try poll() == [.deletion(parent: notes, child: plan, name: "Plan.md")])
+        #expect(try poll() == [.content(notes), .deletion(parent: notes, child: plan, name: "Plan.md")])
     }
 
     @Test func ownSavesNeedNoInvalidation() throws {
