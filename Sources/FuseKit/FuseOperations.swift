@@ -37,8 +37,9 @@
 /// - answer `flush` with `ENOSYS`: `close(2)` no longer reaches the filesystem at all;
 /// - do not want ``Capabilities/atomicOpenTruncate``: without an `open` request the kernel
 ///   would assume the filesystem truncated. `O_TRUNC` then arrives as `setattr` size 0;
-/// - mount with ``MountOptions/defaultPermissions``: without `open` the filesystem never sees
-///   the access mode, so the kernel must check permissions itself;
+/// - mount with ``MountOptions/defaultPermissions`` whenever other users can reach the mount:
+///   without `open` the filesystem never sees the access mode, so the kernel must check
+///   permissions itself;
 /// - the filesystem learns when a writer is done from ``CloseWatcher``, and from `fsync`.
 ///
 /// ## Locks

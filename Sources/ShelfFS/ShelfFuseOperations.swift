@@ -30,10 +30,14 @@ public final class ShelfFuseOperations: FuseOperations {
         follower.start()
     }
 
-    /// The mount options a library needs: stateless opens leave permission checks to the kernel.
+    /// The mount options a library needs. Opens are stateless, so Shelf never sees who opens a
+    /// file how: when other users may reach the mount (`allowOther`), the kernel checks each
+    /// access against the files' modes. A mount of one user's own needs no such checks (the
+    /// kernel lets nobody else in), and saves without them: each check of a folder changed by
+    /// a save would first ask the mount for its attributes.
     public static func mountOptions(filesystemName: String, allowOther: Bool = false, debug: Bool = false) -> MountOptions {
         MountOptions(filesystemName: filesystemName, subtype: "shelf", allowOther: allowOther,
-                     defaultPermissions: true, debug: debug)
+                     defaultPermissions: allowOther, debug: debug)
     }
 
     /// Stateless opens (FuseKit's "Stateless files"): no `atomicOpenTruncate`. Listings are

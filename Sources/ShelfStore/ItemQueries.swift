@@ -13,6 +13,20 @@ struct StoredItem {
     var isLive: Bool { trashedAt == nil }
 }
 
+/// What an update needs of a stored row: its bookkeeping columns and the record's encoded
+/// bytes, with nothing decoded (an editor's save compares bytes, it need not read the record).
+struct StoredRow {
+    var serial: Int64
+    var kind: String
+    var version: Int64
+    var path: String
+    var modified: Date
+    var encodedRecord: Data
+    var content: String
+    var hasDraft: Bool
+    var isLive: Bool
+}
+
 /// Every read of the `item` table, shared by `LibraryStore` (in a read transaction) and
 /// `StoreWriter` (inside its write transaction), so both see items the same way.
 ///
@@ -46,6 +60,20 @@ struct ItemQueries {
     func stored(id: ItemID) throws -> StoredItem? {
         let statement = try db.cachedStatement(sql: "SELECT \(Self.recordColumns) FROM item WHERE id = ?")
         return try Row.fetchOne(statement, arguments: [id.rawValue]).map(storedItem)
+    }
+
+    /// The item with `id`, live or trashed, undecoded.
+    func storedRow(id: ItemID) throws -> StoredRow? {
+        let statement = try db.cachedStatement(sql: """
+            SELECT serial, kind, version, path, modified, record, content, draft_diagnostics IS NOT NULL,
+                   trashed_at IS NULL
+            FROM item WHERE id = ?
+            """)
+        return try Row.fetchOne(statement, arguments: [id.rawValue]).map { row in
+            StoredRow(serial: row[0], kind: row[1], version: row[2], path: row[3],
+                      modified: Date(storedSeconds: row[4]), encodedRecord: row[5], content: row[6],
+                      hasDraft: row[7], isLive: row[8])
+        }
     }
 
     func liveRecord(id: ItemID) throws -> ItemRecord? {

@@ -46,7 +46,8 @@ public struct StoreWriter {
         let content = sourceText ?? MarkdownCodec.render(item)
         let record: ItemRecord
         if presence == .trashed, let trashed = try queries.stored(id: item.id) {
-            record = try replace(trashed, with: item, content: content, path: path, modified: modified)
+            record = try replace(serial: trashed.serial, version: trashed.record.version, with: item,
+                                 encoded: try coding.encode(item), content: content, path: path, modified: modified)
         } else {
             record = ItemRecord(item: item, version: 1, path: path, modified: modified, content: content,
                                 draftDiagnostics: nil)
@@ -62,19 +63,29 @@ public struct StoreWriter {
     /// and renders the record canonically otherwise. `modified`: as for ``insert(_:path:sourceText:modified:)``.
     public func update(_ item: Item, basedOn version: Int64?, sourceText: String?,
                        modified: Date = Date()) throws -> ItemRecord {
-        let stored = try liveItem(item.id)
-        let current = stored.record
-        if let version, version != current.version {
-            throw StoreError.versionConflict(id: item.id, expected: version, actual: current.version)
+        guard let stored = try queries.storedRow(id: item.id), stored.isLive else { throw StoreError.itemNotFound(item.id) }
+        if let version, version != stored.version {
+            throw StoreError.versionConflict(id: item.id, expected: version, actual: stored.version)
         }
-        guard item.kind == current.item.kind else {
-            throw StoreError.kindMismatch(id: item.id, stored: current.item.kind, given: item.kind)
+        guard item.kind.rawValue == stored.kind else {
+            throw StoreError.kindMismatch(id: item.id, stored: ItemKind(rawValue: stored.kind) ?? item.kind, given: item.kind)
         }
-        // While a draft is pending the stored content is the draft, which a valid save replaces.
-        let keepsShownText = item == current.item && current.draftDiagnostics == nil
-        let content = sourceText ?? (keepsShownText ? current.content : MarkdownCodec.render(item))
-        if keepsShownText && content == current.content { return current }
-        let record = try replace(stored, with: item, content: content, path: current.path, modified: modified)
+        let unchanged = ItemRecord(item: item, version: stored.version, path: stored.path, modified: stored.modified,
+                                   content: stored.content, draftDiagnostics: nil)
+        let content: String
+        if let sourceText {
+            // The record is what its text parses to: the same text (with no draft pending, whose
+            // text is not the record's) is the same record. An editor's save is never decoded.
+            if sourceText == stored.content && !stored.hasDraft { return unchanged }
+            content = sourceText
+        } else {
+            // While a draft is pending the stored content is the draft, which a valid save replaces.
+            let keepsShownText = try item == coding.decodeItem(stored.encodedRecord, id: item.id) && !stored.hasDraft
+            if keepsShownText { return unchanged }
+            content = MarkdownCodec.render(item)
+        }
+        let record = try replace(serial: stored.serial, version: stored.version, with: item, encoded: try coding.encode(item),
+                                 content: content, path: stored.path, modified: modified)
         try ChangeFeed.append(.updated, id: item.id, path: record.path, in: db)
         return record
     }
@@ -210,11 +221,11 @@ public struct StoreWriter {
         try SearchIndex.add(item, serial: db.lastInsertedRowID, in: db)
     }
 
-    /// Writes a new record and content over `stored` (live, or trashed and now revived) at
-    /// `path`, with the next version and no draft.
-    private func replace(_ stored: StoredItem, with item: Item, content: String, path: String,
-                         modified: Date) throws -> ItemRecord {
-        let record = ItemRecord(item: item, version: stored.record.version + 1, path: path, modified: modified,
+    /// Writes a new record (`encoded`) and content over the row `serial` (live, or trashed and
+    /// now revived) at `path`, with the version after `version` and no draft.
+    private func replace(serial: Int64, version: Int64, with item: Item, encoded: Data, content: String,
+                         path: String, modified: Date) throws -> ItemRecord {
+        let record = ItemRecord(item: item, version: version + 1, path: path, modified: modified,
                                 content: content, draftDiagnostics: nil)
         try db.cachedStatement(sql: """
             UPDATE item SET kind = ?, title = ?, path = ?, version = ?, modified = ?, record = ?,
@@ -223,10 +234,9 @@ public struct StoreWriter {
             WHERE serial = ?
             """).execute(arguments: [
                 item.kind.rawValue, item.title, path, record.version, record.modified.storedSeconds,
-                try coding.encode(item), content, content.utf8.count, item.isFavorite, item.sourceID,
-                stored.serial,
+                encoded, content, content.utf8.count, item.isFavorite, item.sourceID, serial,
             ])
-        try SearchIndex.reindex(item, serial: stored.serial, in: db)
+        try SearchIndex.reindex(item, serial: serial, in: db)
         return record
     }
 
