@@ -27,6 +27,8 @@ struct ItemCommitter: Sendable {
         /// Whether the file now shows exactly the bytes that were written (false when Shelf had to
         /// add or change the `id:` line, so the kernel's cached pages are stale).
         var showsWrittenBytes: Bool
+        /// For a save into an existing item: the bytes and version its file showed until now.
+        var replaced: (version: Int64, content: String)?
     }
 
     /// Saves `bytes` written at `path` into `target`; `modified` is when they were written.
@@ -46,7 +48,9 @@ struct ItemCommitter: Sendable {
                 Diagnostic(line: 1, message: "the file is not UTF-8 text; save it as UTF-8"),
             ]))
         }
+        var replaced: (version: Int64, content: String)?
         let record = try store.write { writer -> ItemRecord in
+            if case .existing(let id, _) = target { replaced = try writer.file(id: id) }
             switch (parsed, target) {
             case (.success(let parsed), .existing(let id, let base)):
                 var item = parsed.item
@@ -73,7 +77,7 @@ struct ItemCommitter: Sendable {
                                             modified: modified)
             }
         }
-        return Outcome(record: record, showsWrittenBytes: Array(record.content.utf8) == bytes)
+        return Outcome(record: record, showsWrittenBytes: Array(record.content.utf8) == bytes, replaced: replaced)
     }
 
     /// An editor's save is the newest word on the item. When the store moved on since the file

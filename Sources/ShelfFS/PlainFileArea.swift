@@ -16,7 +16,7 @@ extension Errno {
 struct PlainFileArea: Sendable {
     let root: URL
 
-    /// Names Shelf itself uses for half-written files; never listed.
+    /// Names Shelf itself uses for half-written files and files on their way out; never listed.
     static let internalPrefix = ".shelf-write-"
 
     func realPath(_ path: MountPath) -> String {
@@ -80,6 +80,40 @@ struct PlainFileArea: Sendable {
 
     func unlink(_ path: MountPath) throws(Errno) {
         guard Glibc.unlink(realPath(path)) == 0 else { throw .current }
+    }
+
+    /// Removes the file at `path` from the folder now and from the disk a moment later: it is
+    /// renamed to an internal name at once and unlinked on a background queue. Freeing a file
+    /// (its blocks and its inode) can cost more than all the rest of an editor's save, and
+    /// nobody waits for it. Close its descriptors first, or the disk frees it at their close.
+    func removeInBackground(_ path: MountPath) throws(Errno) {
+        let hidden = path.parent.appending(Self.internalPrefix + UUID().uuidString)
+        try rename(path, to: hidden)
+        let real = realPath(hidden)
+        Self.removals.async { _ = Glibc.unlink(real) }
+    }
+
+    /// Waits until every background removal is done (unmount).
+    static func finishRemovals() {
+        removals.sync {}
+    }
+
+    private static let removals = DispatchQueue(label: "shelf.plain-removals")
+
+    /// Deletes Shelf's internal files left anywhere in the area by a crash (half-written or
+    /// not yet removed): they are never listed, and nothing refers to them.
+    func removeLeftovers() {
+        var waiting: [MountPath] = [.root]
+        while let folder = waiting.popLast() {
+            for name in (try? entries(of: folder)) ?? [] {
+                let path = folder.appending(name)
+                if name.hasPrefix(Self.internalPrefix) {
+                    try? unlink(path)
+                } else if isDirectory(path) {
+                    waiting.append(path)
+                }
+            }
+        }
     }
 
     func rename(_ from: MountPath, to: MountPath, flags: UInt32 = 0) throws(Errno) {

@@ -225,12 +225,12 @@ extension ShelfFileSystem {
         guard !plain.isDirectory(from) else { throw Errno(EPERM) }
         let bytes = try plain.readAll(from)
         let destination: ItemCommitter.Target
-        var replaced: (inode: UInt64, bytes: [UInt8], version: Int64, modified: Date)?
+        var replacedInode: (inode: UInt64, modified: Date)?
         switch target {
         case .item(let id):
             destination = .existing(id, basedOn: nil)
-            if let inode = inodes.kernelInode(for: .item(id)), let file = try store.file(id: id) {
-                replaced = (inode, Array(file.content.utf8), file.version, index.summary(id: id)?.modified ?? Date())
+            if let inode = inodes.kernelInode(for: .item(id)) {
+                replacedInode = (inode, index.summary(id: id)?.modified ?? Date())
             }
         case .newItemFile(let pending):
             newItemFiles.withLock { $0[pending] = nil }
@@ -240,15 +240,18 @@ extension ShelfFileSystem {
             destination = .new(at: to)
         }
         let outcome = try committer.commit(bytes, at: to, into: destination)
-        try plain.unlink(from)
+        let tempInode = inodes.existingInode(for: .plain(from))
+        // Closed while still linked (cheap), so the disk frees the file in the background.
+        if let tempInode { descriptors.forget(tempInode) }
+        try plain.removeInBackground(from)
         index.put(ItemSummary(outcome.record))
-        if let replaced {
-            buffers.freeze(replaced.inode, bytes: replaced.bytes, version: replaced.version, modified: replaced.modified)
+        if let replacedInode, let replaced = outcome.replaced {
+            buffers.freeze(replacedInode.inode, bytes: Array(replaced.content.utf8), version: replaced.version,
+                           modified: replacedInode.modified)
         }
-        if let inode = inodes.existingInode(for: .plain(from)) {
+        if let inode = tempInode {
             // From now on its reads and writes are the item's (a program may still write the
             // temp file it renamed: those writes are saved into the item).
-            descriptors.forget(inode)
             inodes.rekey(inode, to: .item(outcome.record.item.id))
             // The kernel holds the temp file's attributes (mode, owner, times): have it ask again.
             invalidate(outcome.showsWrittenBytes ? .attributes(Inode(inode)) : .content(Inode(inode)))

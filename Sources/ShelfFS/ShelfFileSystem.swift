@@ -84,6 +84,7 @@ final class ShelfFileSystem: Sendable {
         committer = ItemCommitter(store: store)
         statusFolder = StatusFolder(store: store, index: index)
         saves = SaveScheduler(idleDelay: idleSaveDelay)
+        plain.removeLeftovers()
         let folders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
             .union(summaries.map { MountPath($0.path).parent })
         for folder in folders { try ensureFolder(folder) }

@@ -56,6 +56,7 @@ public final class ShelfFuseOperations: FuseOperations {
         follower.stop()
         fileSystem.saves.stop()
         fileSystem.saveAll()
+        PlainFileArea.finishRemovals()
     }
 
     /// Blocks until every write received so far is saved in the store, or `timeout` passes;

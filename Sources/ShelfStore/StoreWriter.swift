@@ -27,6 +27,8 @@ public struct StoreWriter {
 
     public func record(id: ItemID) throws -> ItemRecord? { try queries.liveRecord(id: id) }
     public func record(atPath path: String) throws -> ItemRecord? { try queries.liveRecord(atPath: path) }
+    /// An item's file bytes and their version (see `LibraryStore.file(id:)`), without decoding.
+    public func file(id: ItemID) throws -> (version: Int64, content: String)? { try queries.file(id: id) }
     /// The live book imported from `sourceID`, if any.
     public func bookID(sourceID: String) throws -> ItemID? { try queries.liveBookID(sourceID: sourceID) }
 
