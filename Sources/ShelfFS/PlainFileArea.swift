@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import Synchronization
 import FuseKit
 import ShelfModel
 
@@ -18,6 +19,15 @@ struct PlainFileArea: Sendable {
 
     /// Names Shelf itself uses for half-written files and files on their way out; never listed.
     static let internalPrefix = ".shelf-write-"
+
+    /// A fresh internal name: unique in this process, and the internal files of a process that
+    /// ended without removing them are removed at the next mount (``removeLeftovers()``).
+    /// (A counter, not a UUID: drawing one reads `/dev/urandom`, three syscalls per save.)
+    static func internalName() -> String {
+        internalPrefix + "\(getpid())-\(internalNames.add(1, ordering: .relaxed).newValue)"
+    }
+
+    private static let internalNames = Atomic<UInt64>(0)
 
     func realPath(_ path: MountPath) -> String {
         path.isRoot ? root.path : root.path + "/" + path.rawValue
@@ -87,7 +97,7 @@ struct PlainFileArea: Sendable {
     /// (its blocks and its inode) can cost more than all the rest of an editor's save, and
     /// nobody waits for it. Close its descriptors first, or the disk frees it at their close.
     func removeInBackground(_ path: MountPath) throws(Errno) {
-        let hidden = path.parent.appending(Self.internalPrefix + UUID().uuidString)
+        let hidden = path.parent.appending(Self.internalName())
         try rename(path, to: hidden)
         let real = realPath(hidden)
         Self.removals.async { _ = Glibc.unlink(real) }
@@ -153,7 +163,7 @@ struct PlainFileArea: Sendable {
     /// Writes `data` as the whole file at `path`, replacing it atomically (a temp file beside it,
     /// fsync, rename) so a crash never leaves it half written.
     func writeAtomically(_ data: [UInt8], to path: MountPath) throws(Errno) {
-        let temp = path.parent.appending(Self.internalPrefix + UUID().uuidString)
+        let temp = path.parent.appending(Self.internalName())
         let fd = try open(temp, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
         var written = 0
         while written < data.count {

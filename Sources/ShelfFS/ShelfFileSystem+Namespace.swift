@@ -244,7 +244,7 @@ extension ShelfFileSystem {
         // Closed while still linked (cheap), so the disk frees the file in the background.
         if let tempInode { descriptors.forget(tempInode) }
         try plain.removeInBackground(from)
-        index.put(ItemSummary(outcome.record))
+        noteSaved(outcome.record)
         if let replacedInode, let replaced = outcome.replaced {
             buffers.freeze(replacedInode.inode, bytes: Array(replaced.content.utf8), version: replaced.version,
                            modified: replacedInode.modified)

@@ -16,8 +16,8 @@ import ShelfStore
 /// ## Stateless opens
 /// The kernel opens and closes files without asking (FuseKit's "Stateless files"): a cached
 /// `cat` costs no request at all. Reads and writes arrive by inode. An item inode reads from the
-/// store, or from its ``ItemBuffer`` while it holds unsaved writes or the bytes of a version its
-/// name has moved on from; a plain inode reads and writes its real file through
+/// store, from its ``ItemBuffer`` while it holds unsaved writes or the bytes of a version its
+/// name has moved on from, or from ``RecentSaves`` right after a save; a plain inode reads and writes its real file through
 /// ``PlainDescriptors``. Writes are saved when the writer closes the file, after a pause in
 /// writing, on `fsync`, and before the file is renamed or removed (``SaveScheduler``).
 ///
@@ -53,6 +53,7 @@ final class ShelfFileSystem: Sendable {
     let buffers = ItemBuffers()
     let descriptors = PlainDescriptors()
     let staleAttributes = StaleAttributes()
+    let recentSaves = RecentSaves()
     let plain: PlainFileArea
     /// The session's invalidation queue, once mounted; before that the kernel caches nothing.
     private let notifier = Mutex<Notifier?>(nil)
@@ -396,6 +397,9 @@ final class ShelfFileSystem: Sendable {
         switch key {
         case .item(let id):
             if let bytes = buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            if let version = index.summary(id: id)?.version, let content = recentSaves.content(of: id, version: version) {
+                return Self.slice(content.utf8, offset: offset, size: size)
+            }
             guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
             return Self.slice(file.content.utf8, offset: offset, size: size)
         case .newItemFile:
@@ -568,12 +572,18 @@ final class ShelfFileSystem: Sendable {
     /// no longer show the item: the saving inode's when Shelf changed the bytes written (a new
     /// `id:` line), and the item's current file's when the save came through a replaced one.
     private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64) -> Int64 {
-        index.put(ItemSummary(outcome.record))
+        noteSaved(outcome.record)
         if !outcome.showsWrittenBytes { invalidate(.content(Inode(inode))) }
         if let current = inodes.existingInode(for: .item(outcome.record.item.id)), current != inode {
             invalidate(.content(Inode(current)))
         }
         return outcome.record.version
+    }
+
+    /// The index learns a save's new version, and the bytes are kept for the reads that follow.
+    func noteSaved(_ record: ItemRecord) {
+        index.put(ItemSummary(record))
+        recentSaves.keep(record.item.id, version: record.version, content: record.content)
     }
 
     /// Saves every file with unsaved writes (unmount).

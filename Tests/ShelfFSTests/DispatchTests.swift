@@ -287,6 +287,23 @@ import ShelfStore
         #expect(try poll().isEmpty)
     }
 
+    /// The first read after a save is answered from the saved bytes, never once the item moved on.
+    @Test func readsAfterASaveShowItsBytesUntilAChangeFromElsewhere() throws {
+        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
+        let plan = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode.rawValue
+        _ = try fs.write(plan, offset: 0, data: Array("More.\n".utf8), appending: true)
+        try fs.save(plan)
+        let saved = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        #expect(fs.recentSaves.content(of: saved.item.id, version: saved.version) == saved.content)
+        #expect(String(decoding: try fs.read(plan, offset: 0, size: 1 << 20), as: UTF8.self) == saved.content)
+
+        try changeElsewhere("One.\n")
+        _ = try poll()
+        let changed = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        #expect(changed.content.contains("One."))
+        #expect(String(decoding: try fs.read(plan, offset: 0, size: 1 << 20), as: UTF8.self) == changed.content)
+    }
+
     /// What a program writes to a file deleted elsewhere meanwhile brings the item back.
     @Test func writesToAnItemDeletedElsewhereBringItBack() throws {
         let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
