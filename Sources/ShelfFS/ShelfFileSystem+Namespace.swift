@@ -27,7 +27,8 @@ extension ShelfFileSystem {
     // MARK: Creating
 
     /// `open(O_CREAT)` of a name the kernel did not know. The file's later reads and writes
-    /// arrive by inode, like every other file's; its last close arrives as `release`.
+    /// arrive by inode, like every other file's; its writer's close is seen by the close watcher
+    /// (once opens are stateless the kernel sends no `release` for created files either).
     func create(parent: UInt64, name: String, mode: UInt32, flags: OpenFlags) throws -> CreatedFile {
         try mutating {
             let path = try writablePath(parent: parent, name: name)

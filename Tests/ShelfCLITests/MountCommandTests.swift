@@ -35,6 +35,37 @@ import Testing
         }
     }
 
+    /// The daemon saves a file rewritten in place when its writer closes it (no request comes
+    /// for the close: the daemon's close watcher sees it), and `sed -i` at its rename.
+    @Test func editsThroughTheDaemonReachTheStore() throws {
+        try withSampleMount { cli, mountpoint in
+            #expect(try cli.run("mount", mountpoint, timeout: .seconds(40)).status == 0)
+            let walden = "Books/Walden - Henry David Thoreau.md"
+            let file = mountpoint + "/" + walden
+            let rewrite = try cli.tool("/bin/sh", "-c", "sed 's/^current_page: 120$/current_page: 121/' \"$0\" > \"$0.new\" && cat \"$0.new\" > \"$0\" && rm \"$0.new\"",
+                                       file, timeout: .seconds(10))
+            #expect(rewrite.status == 0, "\(rewrite.stderr)")
+            // Sooner than the daemon's one-second idle save: this save came from the close.
+            #expect(try eventually(within: .milliseconds(800)) { try cli.run("show", walden).stdout.contains("current_page: 121") })
+
+            let sed = try cli.tool("sed", "-i", "s/^status: reading$/status: read/", file, timeout: .seconds(10))
+            #expect(sed.status == 0, "\(sed.stderr)")
+            let shown = try cli.run("show", walden).stdout
+            #expect(shown.contains("status: read\n") && shown.contains("current_page: 121"))
+            #expect(try cli.run("unmount", mountpoint, timeout: .seconds(20)).status == 0)
+        }
+    }
+
+    /// Whether `condition` holds within `timeout`, polled every 50 ms.
+    private func eventually(within timeout: Duration, _ condition: () throws -> Bool) throws -> Bool {
+        let deadline = ContinuousClock.now + timeout
+        while ContinuousClock.now < deadline {
+            if try condition() { return true }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        return try condition()
+    }
+
     @Test func badMountpointsGetOneLineAndNoMount() throws {
         try withSampleMount { cli, mountpoint in
             let missing = cli.scratch.appendingPathComponent("no-such-folder").path
