@@ -32,6 +32,13 @@ final class ItemIndex: Sendable {
         var listing: [(name: String, slot: Slot)]?
         /// Stamped from the index's counter at every change of the folder's names.
         var generation: UInt64 = 0
+
+        /// Names `slot` `name` (nil: removes the name), stamped with `generation`.
+        mutating func set(_ name: String, to slot: Slot?, generation: UInt64) {
+            byName[name] = slot
+            listing = nil
+            self.generation = generation
+        }
     }
 
     private struct State {
@@ -41,12 +48,19 @@ final class ItemIndex: Sendable {
         var changes: UInt64 = 0
     }
 
-    private let state = Mutex(State())
+    private let state: Mutex<State>
 
     init(_ summaries: [ItemSummary] = []) {
-        state.withLock { state in
-            for summary in summaries { Self.insert(Slot(summary), into: &state) }
-        }
+        // Sized up front: growing dictionaries of 100,000 entries step by step costs a large
+        // part of a big library's mount time.
+        var state = State()
+        state.byID.reserveCapacity(summaries.count)
+        state.idByPath.reserveCapacity(summaries.count)
+        var folderSizes: [MountPath: Int] = [:]
+        for summary in summaries { folderSizes[MountPath(summary.path).parent, default: 0] += 1 }
+        for (folder, size) in folderSizes { state.folders[folder] = Folder(byName: Dictionary(minimumCapacity: size)) }
+        for summary in summaries { Self.insert(Slot(summary), into: &state) }
+        self.state = Mutex(state)
     }
 
     func summary(id: ItemID) -> ItemSummary? {
@@ -129,9 +143,7 @@ final class ItemIndex: Sendable {
         state.byID[slot.id] = slot
         state.idByPath[path] = slot.id
         state.changes += 1
-        state.folders[path.parent, default: Folder()].byName[path.name] = slot
-        state.folders[path.parent]?.listing = nil
-        state.folders[path.parent]?.generation = state.changes
+        state.folders[path.parent, default: Folder()].set(path.name, to: slot, generation: state.changes)
     }
 
     private static func remove(_ id: ItemID, from state: inout State) -> ItemSummary? {
@@ -141,9 +153,7 @@ final class ItemIndex: Sendable {
         if state.idByPath[path] == id {
             state.idByPath[path] = nil
             state.changes += 1
-            state.folders[path.parent]?.byName[path.name] = nil
-            state.folders[path.parent]?.listing = nil
-            state.folders[path.parent]?.generation = state.changes
+            state.folders[path.parent]?.set(path.name, to: nil, generation: state.changes)
         }
         return slot.summary
     }

@@ -103,6 +103,18 @@ public final class LibraryStore: Sendable {
         try translatingDatabaseErrors { try database.write { try body(StoreWriter(db: $0)) } }
     }
 
+    /// Rewrites the database file in order (SQLite's `VACUUM`), dropping free pages.
+    ///
+    /// A big import grows the item table and its listing index a page at a time, interleaved,
+    /// wherever there is room; a mount's start-up then reads the whole listing index from a
+    /// cold cache in scattered reads. Rewritten, the index comes in one forward sweep: a
+    /// 100,000-item library mounts in about 0.6 s instead of 1 s. Costs about 2 s per 100,000
+    /// items, so it is for after big imports, while no mount is running (a mount would see the
+    /// whole file go through the log).
+    public func compact() throws {
+        try translatingDatabaseErrors { try database.writeWithoutTransaction { try $0.execute(sql: "VACUUM") } }
+    }
+
     /// Waits until every committed change is on disk.
     ///
     /// Commits are atomic and survive a crash of any process at once (SQLite WAL), but like an

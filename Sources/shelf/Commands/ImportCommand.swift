@@ -31,8 +31,16 @@ struct ImportCommand: ParsableCommand {
         let progress = TerminalProgress(label: "Importing")
         let summary = try importer.importFile(URL(fileURLWithPath: file), into: store) { progress.show($0.done, of: $0.total) }
         progress.finish()
+        if summary.added + summary.updated >= Self.compactionThreshold,
+           ShelfMounts.mountpoints(ofLibrary: store.folder).isEmpty {
+            try store.compact()
+        }
         print(summary)
     }
+
+    /// Imports that change at least this many items leave the database compacted (see
+    /// `LibraryStore.compact()`): below it, start-up reads too little of the index to matter.
+    static let compactionThreshold = 1_000
 }
 
 /// A one-line `Importing 1200/10000` counter on stderr, only when stderr is a terminal and the
