@@ -67,6 +67,11 @@ final class ItemIndex: Sendable {
         state.withLock { $0.byID[id]?.summary }
     }
 
+    /// The item's current version, without copying its summary (the read path asks this).
+    func version(of id: ItemID) -> Int64? {
+        state.withLock { $0.byID[id]?.summary.version }
+    }
+
     func summary(at path: MountPath) -> ItemSummary? {
         state.withLock { state in state.idByPath[path].flatMap { state.byID[$0]?.summary } }
     }

@@ -17,8 +17,8 @@ import ShelfStore
 /// The kernel opens and closes files without asking (FuseKit's "Stateless files"): a cached
 /// `cat` costs no request at all. Reads and writes arrive by inode. An item inode reads from the
 /// store, from its ``ItemBuffer`` while it holds unsaved writes or the bytes of a version its
-/// name has moved on from, or from ``RecentSaves`` right after a save; a plain inode reads and writes its real file through
-/// ``PlainDescriptors``. Writes are saved when the writer closes the file, after a pause in
+/// name has moved on from, or from ``RecentSaves`` right after a save; a plain inode reads and
+/// writes its real file through ``PlainDescriptors``. Writes are saved when the writer closes the file, after a pause in
 /// writing, on `fsync`, and before the file is renamed or removed (``SaveScheduler``).
 ///
 /// ## Kernel caching
@@ -397,7 +397,7 @@ final class ShelfFileSystem: Sendable {
         switch key {
         case .item(let id):
             if let bytes = buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
-            if let version = index.summary(id: id)?.version, let content = recentSaves.content(of: id, version: version) {
+            if let version = index.version(of: id), let content = recentSaves.content(of: id, version: version) {
                 return Self.slice(content.utf8, offset: offset, size: size)
             }
             guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
