@@ -33,9 +33,9 @@ public struct DirectoryListing: Sendable {
     public var isEmpty: Bool { buffer.used == 0 }
 }
 
-/// A batch of directory entries for `readdirplus`: names with full entries.
+/// A batch of directory entries for `readdirplus`: names with full entries, or names alone.
 ///
-/// Each entry added (other than `.` and `..`) gives the kernel one lookup count on its inode,
+/// Each full entry added (other than `.` and `..`) gives the kernel one lookup count on its inode,
 /// exactly like a `lookup` reply; count it the same way. Offsets work as in
 /// ``DirectoryListing``.
 public struct DirectoryPlusListing: Sendable {
@@ -50,7 +50,21 @@ public struct DirectoryPlusListing: Sendable {
 
     /// Adds one name with its entry. Returns false, adding nothing, when the batch is full.
     public mutating func add(name: String, entry: Entry, nextOffset: Int64) -> Bool {
-        var parameters = fuse_entry_param(entry)
+        append(name: name, parameters: fuse_entry_param(entry), nextOffset: nextOffset)
+    }
+
+    /// Adds one name without an entry (node id 0), which the kernel lists as a plain `readdir`
+    /// would: no lookup count, and its cached entry and attributes of the name, if any, stay as
+    /// they are. Returns false, adding nothing, when the batch is full.
+    public mutating func addNameOnly(name: String, inode: Inode, kind: FileKind, nextOffset: Int64) -> Bool {
+        var parameters = fuse_entry_param()
+        parameters.attr.st_ino = UInt(inode.rawValue)
+        parameters.attr.st_mode = kind.modeBits
+        return append(name: name, parameters: parameters, nextOffset: nextOffset)
+    }
+
+    private mutating func append(name: String, parameters: fuse_entry_param, nextOffset: Int64) -> Bool {
+        var parameters = parameters
         return buffer.append { destination, room in
             fuse_add_direntry_plus(nil, destination, room, name, &parameters, off_t(nextOffset))
         }

@@ -192,8 +192,9 @@ public struct CachedAttributes: Hashable, Sendable {
 public struct OpenedFile: Hashable, Sendable {
     /// Any number the filesystem wants back in later calls on this open file.
     public var handle: UInt64
-    /// Keep the page cache from earlier opens. Set it only while the content is unchanged
-    /// since the kernel last read it; otherwise readers see stale bytes.
+    /// Keep the page cache from earlier opens (for `opendir`, the cached listing). Set it only
+    /// while the content is unchanged since the kernel last read it; otherwise readers see
+    /// stale bytes.
     public var keepCache: Bool
     /// Bypass the page cache for this open (reads and writes go straight to the filesystem;
     /// `mmap` then fails). Needed for files whose size is unknown in advance.

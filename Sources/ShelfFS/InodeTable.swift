@@ -30,6 +30,8 @@ final class InodeTable: Sendable {
         let inode: UInt64
         fileprivate var key: NodeKey
         fileprivate var lookups: UInt64 = 0
+        /// When the kernel last got this inode's entry (a lookup or a `readdirplus` entry).
+        fileprivate var entrySent: ContinuousClock.Instant?
         /// False once dropped from the table (the kernel forgot it, or its name went away).
         fileprivate var isInTable = true
 
@@ -87,6 +89,7 @@ final class InodeTable: Sendable {
     /// A node dropped since its listing was made (the kernel forgot it meanwhile) is taken
     /// back, since the kernel now knows it again.
     func countLookups(_ nodes: [Node]) {
+        let now = ContinuousClock.now
         state.withLock { state in
             for node in nodes {
                 if !node.isInTable {
@@ -96,7 +99,15 @@ final class InodeTable: Sendable {
                     state.generation += 1
                 }
                 node.lookups += 1
+                node.entrySent = now
             }
+        }
+    }
+
+    /// For each of `nodes`, whether the kernel holds it with an entry it got at `instant` or later.
+    func entriesSent(since instant: ContinuousClock.Instant, of nodes: [Node]) -> [Bool] {
+        state.withLock { _ in
+            nodes.map { node in node.lookups > 0 && node.entrySent.map { $0 >= instant } == true }
         }
     }
 

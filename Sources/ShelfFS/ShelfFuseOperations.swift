@@ -12,7 +12,7 @@ public final class ShelfFuseOperations: FuseOperations {
     let fileSystem: ShelfFileSystem
     private let follower: ChangeFollower
     /// Folder listings by `opendir` handle: one consistent snapshot per open, so offsets hold.
-    private let listings = Mutex<(next: UInt64, open: [UInt64: [ShelfFileSystem.Listed]])>((1, [:]))
+    private let listings = Mutex<(next: UInt64, open: [UInt64: OpenListing])>((1, [:]))
 
     /// Loads the library's index. Throws the store's error when the library cannot be read.
     /// `idleSaveDelay`: how long a file may go unwritten before its writes are saved without
@@ -151,16 +151,16 @@ public final class ShelfFuseOperations: FuseOperations {
 
     public func opendir(_ request: Request, inode: Inode, flags: OpenFlags, reply: OpenReply) {
         answer(reply) {
-            let listed = try fileSystem.dotEntries(of: inode.rawValue) + fileSystem.list(inode.rawValue)
+            let listing = OpenListing(dotEntries: try fileSystem.dotEntries(of: inode.rawValue),
+                                      names: try fileSystem.list(inode.rawValue))
             let handle = listings.withLock { listings in
                 defer { listings.next += 1 }
-                listings.open[listings.next] = listed
+                listings.open[listings.next] = listing
                 return listings.next
             }
-            // The kernel's cached listing is kept either way (changes from elsewhere invalidate
-            // it); it is used when no listed file needs its attributes refreshed.
-            return OpenedFile(handle: handle, keepCache: true,
-                              cacheDirectory: fileSystem.mayServeCachedListing(listed, of: inode.rawValue))
+            // Without keep-cache, the kernel drops the folder's cached listing at this open.
+            let cache = fileSystem.listingCache(listing.names, of: inode.rawValue)
+            return OpenedFile(handle: handle, keepCache: cache == .serve, cacheDirectory: cache != .none)
         }
     }
 
@@ -169,8 +169,7 @@ public final class ShelfFuseOperations: FuseOperations {
         answer(reply) {
             var batch = DirectoryListing(capacity: capacity)
             let listed = try listed(handle, from: offset, fitting: capacity / DirectoryListing.smallestEntrySize + 1)
-            for position in listed.indices {
-                let name = listed[position]
+            for (position, name) in zip(Int(offset)..., listed) {
                 guard batch.add(name: name.name, inode: Inode(name.inode), kind: fileSystem.kind(of: name),
                                 nextOffset: Int64(position + 1)) else { break }
             }
@@ -178,8 +177,8 @@ public final class ShelfFuseOperations: FuseOperations {
         }
     }
 
-    /// Each entry added gives the kernel a lookup count, counted (for the whole batch at once)
-    /// before the reply leaves.
+    /// Each full entry added gives the kernel a lookup count, counted (for the whole batch at
+    /// once) before the reply leaves.
     public func readdirplus(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, capacity: Int,
                             reply: DirectoryPlusReply) {
         answer(reply) {
@@ -187,12 +186,18 @@ public final class ShelfFuseOperations: FuseOperations {
             let listed = try listed(handle, from: offset, fitting: capacity / DirectoryPlusListing.smallestEntrySize + 1)
             let entries = fileSystem.entries(for: listed)
             var counted: [InodeTable.Node] = []
-            for (position, entry) in zip(listed.indices, entries) {
-                // A name that vanished since opendir is skipped, as a real folder would.
-                guard let entry else { continue }
-                let name = listed[position]
-                guard batch.add(name: name.name, entry: entry, nextOffset: Int64(position + 1)) else { break }
-                if !name.isDotEntry { counted.append(name.node) }
+            filling: for ((position, name), entry) in zip(zip(Int(offset)..., listed), entries) {
+                let nextOffset = Int64(position + 1)
+                switch entry {
+                case .full(let entry):
+                    guard batch.add(name: name.name, entry: entry, nextOffset: nextOffset) else { break filling }
+                    if !name.isDotEntry { counted.append(name.node) }
+                case .nameOnly:
+                    guard batch.addNameOnly(name: name.name, inode: Inode(name.inode), kind: .regular,
+                                            nextOffset: nextOffset) else { break filling }
+                case .gone:
+                    continue  // vanished since opendir: skipped, as a real folder would
+                }
             }
             fileSystem.sent(counted)
             return batch
@@ -259,12 +264,26 @@ public final class ShelfFuseOperations: FuseOperations {
         }
     }
 
-    /// The snapshot's entries from `offset` (the position of the next entry), indexed by their
-    /// positions: at most `count`, as many as the kernel's buffer can take, so a batch never
-    /// walks (or describes) more of the folder than it can send.
+    /// The snapshot's entries from `offset` (the position of the next entry): at most `count`,
+    /// as many as the kernel's buffer can take, so a batch never walks (or describes) more of
+    /// the folder than it can send.
     private func listed(_ handle: UInt64, from offset: Int64, fitting count: Int) throws -> ArraySlice<ShelfFileSystem.Listed> {
-        guard let listed = listings.withLock({ $0.open[handle] }) else { throw Errno.badHandle }
-        let start = min(Int(offset), listed.count)
-        return listed[start..<min(listed.count, start + count)]
+        guard let listing = listings.withLock({ $0.open[handle] }) else { throw Errno.badHandle }
+        return listing.entries(from: Int(offset), count: count)
+    }
+}
+
+/// The names of one open folder, by position: `.` and `..`, then the folder's listing, which
+/// stays shared with the filesystem's copy (a folder of 100,000 names is not copied per open).
+private struct OpenListing {
+    let dotEntries: [ShelfFileSystem.Listed]
+    let names: [ShelfFileSystem.Listed]
+
+    /// Up to `count` entries from `position` on (past the dot entries, a slice of the names).
+    func entries(from position: Int, count: Int) -> ArraySlice<ShelfFileSystem.Listed> {
+        let first = max(0, position - dotEntries.count)
+        let rest = names[min(first, names.count)...].prefix(count)
+        guard position < dotEntries.count else { return rest }
+        return (dotEntries[position...] + rest).prefix(count)
     }
 }

@@ -3,8 +3,8 @@ import Synchronization
 /// The inodes whose attributes the kernel holds as stale: it marks a file so after every read
 /// and write it sends (even on a `noatime` mount) and asks `getattr` at the file's next `stat`.
 ///
-/// A listing naming such a file is worth a `readdirplus`, which refreshes the attributes of
-/// every name it lists; a listing naming none can be served from the kernel's cached copy
+/// A listing naming many such files is worth a `readdirplus`, which refreshes the attributes
+/// of every name it lists; a listing naming few can be served from the kernel's cached copy
 /// without asking the mount at all.
 final class StaleAttributes: Sendable {
     private let inodes = Mutex<Set<UInt64>>([])
@@ -22,8 +22,23 @@ final class StaleAttributes: Sendable {
         }
     }
 
-    /// Whether any of `listed` is stale in the kernel.
-    func containsAny(_ listed: some Sequence<UInt64>) -> Bool {
-        inodes.withLock { inodes in !inodes.isEmpty && listed.contains(where: inodes.contains) }
+    /// For each of `inodes`, whether it is stale in the kernel.
+    func areStale(_ inodes: [UInt64]) -> [Bool] {
+        self.inodes.withLock { stale in
+            stale.isEmpty ? Array(repeating: false, count: inodes.count) : inodes.map(stale.contains)
+        }
+    }
+
+    /// Whether at least `count` of `listed` (one or more) are stale in the kernel.
+    func contains(atLeast count: Int, of listed: some Sequence<UInt64>) -> Bool {
+        inodes.withLock { inodes in
+            guard inodes.count >= count else { return false }
+            var found = 0
+            for inode in listed where inodes.contains(inode) {
+                found += 1
+                if found == count { return true }
+            }
+            return false
+        }
     }
 }

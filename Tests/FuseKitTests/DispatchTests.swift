@@ -116,6 +116,25 @@ struct DirectoryListingTests {
         #expect(plus.buffer.filled.count == DirectoryPlusListing.smallestEntrySize)
     }
 
+    /// `fuse_direntplus`: the kernel's entry (node id first, 128 bytes), then the `fuse_dirent`
+    /// (inode, next offset, name length, type, name). Node id 0 means "no entry, name only".
+    @Test func aNameAloneCarriesNoNodeIDButItsInodeAndType() {
+        var plus = DirectoryPlusListing(capacity: 4096)
+        let added = plus.addNameOnly(name: "a.md", inode: Inode(42), kind: .regular, nextOffset: 7)
+        #expect(added)
+        let bytes = Array(plus.buffer.filled)
+        func number(at offset: Int, size: Int) -> UInt64 {
+            bytes[offset..<offset + size].reversed().reduce(0) { $0 << 8 | UInt64($1) }
+        }
+        #expect(bytes.count == DirectoryPlusListing.smallestEntrySize)
+        #expect(number(at: 0, size: 8) == 0, "node id")
+        #expect(number(at: 128, size: 8) == 42, "the name's inode number")
+        #expect(number(at: 136, size: 8) == 7, "offset of the next entry")
+        #expect(number(at: 144, size: 4) == 4, "name length")
+        #expect(number(at: 148, size: 4) == UInt64(DT_REG))
+        #expect(String(decoding: bytes[152..<156], as: UTF8.self) == "a.md")
+    }
+
     @Test func emptyBufferTakesNothing() {
         var listing = DirectoryPlusListing(capacity: 0)
         let entry = Entry.negative(timeout: .zero)

@@ -61,4 +61,27 @@ import ShelfStore
             #expect(output.stdout.split(separator: "\n").count == 3)
         }
     }
+
+    /// After two of sixteen files are read, the next listing is made again; the names the
+    /// kernel still holds fresh go without entries. Every name must still list with its inode,
+    /// and `stat` must still answer each exactly.
+    @Test func aListingMadeAgainAfterReadsStaysExact() throws {
+        let library = try TestLibrary()
+        let notes = try (1...16).map { try library.addNote("Note \($0)", content: "Text \($0).\n") }
+        try library.withMount { mount in
+            try mount.sh("ls Notes >/dev/null && cat 'Notes/Note 1.md' 'Notes/Note 2.md' >/dev/null")
+            let script = """
+            import os
+            for entry in sorted(os.scandir('Notes'), key=lambda entry: entry.name):
+                info = os.stat(entry.path)
+                print(entry.name, entry.inode() == info.st_ino, info.st_size)
+            """
+            let output = try mount.run("python3", ["-c", script])
+            #expect(output.succeeded, "\(output)")
+            let expected = notes.sorted { $0.path < $1.path }.map {
+                "\(($0.path as NSString).lastPathComponent) True \($0.content.utf8.count)\n"
+            }
+            #expect(output.stdout == expected.joined())
+        }
+    }
 }
