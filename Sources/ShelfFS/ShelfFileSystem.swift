@@ -411,7 +411,6 @@ final class ShelfFileSystem: Sendable {
     func entries(for listed: ArraySlice<Listed>) -> [ListingEntry] {
         let held = buffers.heldInodes()
         let nameOnly = itemsFreshInKernel(listed, except: held)
-        guard nameOnly.contains(false) else { return nameOnly.map { _ in .nameOnly } }
         var shapes = index.shapes(zip(listed, nameOnly).compactMap { $1 ? nil : $0.slot }).makeIterator()
         return zip(listed, nameOnly).map { listed, nameOnly in
             if nameOnly { return .nameOnly }

@@ -1,7 +1,8 @@
 import Synchronization
 
 /// The inodes whose attributes the kernel holds as stale: it marks a file so after every read
-/// and write it sends (even on a `noatime` mount) and asks `getattr` at the file's next `stat`.
+/// and write it sends (even on a `noatime` mount) and after an invalidation, and asks `getattr`
+/// at the file's next `stat`.
 ///
 /// A listing naming many such files is worth a `readdirplus`, which refreshes the attributes
 /// of every name it lists; a listing naming few can be served from the kernel's cached copy
@@ -9,7 +10,8 @@ import Synchronization
 final class StaleAttributes: Sendable {
     private let inodes = Mutex<Set<UInt64>>([])
 
-    /// The kernel got bytes of `inode` from the mount (a read or a write was answered).
+    /// The kernel holds `inode`'s attributes as stale: it got bytes of it from the mount (a read
+    /// or a write was answered), or was told to drop them.
     func markStale(_ inode: UInt64) {
         _ = inodes.withLock { $0.insert(inode) }
     }
