@@ -170,7 +170,7 @@ extension ItemSummary {
         let favorite: Bool
         if case .note(let note) = record.item { favorite = note.favorite } else { favorite = false }
         self.init(id: record.item.id, kind: record.item.kind, title: record.item.title, path: record.path,
-                  version: record.version, modified: record.modified, size: record.content.utf8.count,
+                  version: record.version, modified: record.modified, size: record.content.count,
                   favorite: favorite, hasDraft: record.draftDiagnostics != nil)
     }
 }

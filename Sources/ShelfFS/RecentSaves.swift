@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import ShelfModel
 
@@ -18,7 +19,7 @@ final class RecentSaves: Sendable {
 
     private struct Saved {
         var version: Int64
-        var content: String
+        var content: Data
         /// The position of this save in `order`, telling it from an older save of the same item.
         var sequence: UInt64
     }
@@ -36,10 +37,10 @@ final class RecentSaves: Sendable {
     private let state = Mutex(State())
 
     /// Keeps `content` as what `id` shows at `version`.
-    func keep(_ id: ItemID, version: Int64, content: String) {
-        let size = content.utf8.count
+    func keep(_ id: ItemID, version: Int64, content: Data) {
+        let size = content.count
         state.withLock { state in
-            if let old = state.saved.removeValue(forKey: id) { state.total -= old.content.utf8.count }
+            if let old = state.saved.removeValue(forKey: id) { state.total -= old.content.count }
             guard size <= Self.capacity / 4 else { return }
             state.saved[id] = Saved(version: version, content: content, sequence: state.nextSequence)
             state.order.append((id, state.nextSequence))
@@ -51,7 +52,7 @@ final class RecentSaves: Sendable {
     }
 
     /// The bytes `id` shows at `version`, if that is the version last saved here.
-    func content(of id: ItemID, version: Int64) -> String? {
+    func content(of id: ItemID, version: Int64) -> Data? {
         state.withLock { state in
             guard let saved = state.saved[id], saved.version == version else { return nil }
             return saved.content
@@ -72,6 +73,6 @@ final class RecentSaves: Sendable {
         state.head += 1
         guard let saved = state.saved[id], saved.sequence == sequence else { return }
         state.saved[id] = nil
-        state.total -= saved.content.utf8.count
+        state.total -= saved.content.count
     }
 }

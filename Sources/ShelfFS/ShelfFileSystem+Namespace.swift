@@ -205,7 +205,7 @@ extension ShelfFileSystem {
     private func releaseItem(_ id: ItemID, to: MountPath, replacing target: NodeKey?) throws {
         guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
         try removeForReplacement(target)
-        try plain.writeAtomically(Array(file.content.utf8), to: to)
+        try plain.writeAtomically(Array(file.content), to: to)
         do {
             try store.write { try $0.trash(id: id) }
         } catch {
@@ -247,7 +247,7 @@ extension ShelfFileSystem {
         try plain.removeInBackground(from)
         noteSaved(outcome.record)
         if let replacedInode, let replaced = outcome.replaced {
-            buffers.freeze(replacedInode.inode, bytes: Array(replaced.content.utf8), version: replaced.version,
+            buffers.freeze(replacedInode.inode, bytes: Array(replaced.content), version: replaced.version,
                            modified: replacedInode.modified)
         }
         if let inode = tempInode {
@@ -255,7 +255,7 @@ extension ShelfFileSystem {
             // temp file it renamed: those writes are saved into the item).
             inodes.rekey(inode, to: .item(outcome.record.item.id))
             // The kernel holds the temp file's attributes (mode, owner, times): have it ask again.
-            invalidate(outcome.showsWrittenBytes ? .attributes(Inode(inode)) : .content(Inode(inode)))
+            invalidate(.attributes(Inode(inode)))
         }
     }
 

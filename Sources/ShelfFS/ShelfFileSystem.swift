@@ -220,7 +220,7 @@ final class ShelfFileSystem: Sendable {
         if let shape = buffers.buffer(of: inode)?.shape { return shape }
         if let summary = index.summary(id: id) { return (summary.size, summary.modified) }
         guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
-        return (file.content.utf8.count, Date())
+        return (file.content.count, Date())
     }
 
     private static func fileAttributes(_ inode: UInt64, size: Int, modified: FileTime) -> FileAttributes {
@@ -447,10 +447,10 @@ final class ShelfFileSystem: Sendable {
         case .item(let id):
             if let bytes = buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             if let version = index.version(of: id), let content = recentSaves.content(of: id, version: version) {
-                return Self.slice(content.utf8, offset: offset, size: size)
+                return Self.slice(content, offset: offset, size: size)
             }
             guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
-            return Self.slice(file.content.utf8, offset: offset, size: size)
+            return Self.slice(file.content, offset: offset, size: size)
         case .newItemFile:
             return buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) ?? []
         case .plain(let path):
@@ -503,7 +503,7 @@ final class ShelfFileSystem: Sendable {
     private func currentBytes(of key: NodeKey) throws -> (bytes: [UInt8], baseVersion: Int64?) {
         guard case .item(let id) = key else { return ([], nil) }
         guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
-        return (Array(file.content.utf8), file.version)
+        return (Array(file.content), file.version)
     }
 
     /// `fsync`: saves an item's unsaved writes and waits until the store has them on disk;
@@ -617,12 +617,10 @@ final class ShelfFileSystem: Sendable {
     }
 
     /// Records a save made through this mount: the index learns the new version (so the change
-    /// follower knows it needs no invalidation), and the kernel's pages are dropped where they
-    /// no longer show the item: the saving inode's when Shelf changed the bytes written (a new
-    /// `id:` line), and the item's current file's when the save came through a replaced one.
+    /// follower knows it needs no invalidation), and the kernel's pages of the item's current
+    /// file are dropped when the save came through a replaced one.
     private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64) -> Int64 {
         noteSaved(outcome.record)
-        if !outcome.showsWrittenBytes { invalidate(.content(Inode(inode))) }
         if let current = inodes.existingInode(for: .item(outcome.record.item.id)), current != inode {
             invalidate(.content(Inode(current)))
         }

@@ -60,11 +60,10 @@ public enum Exporter {
         var staged: [(temporary: URL, target: URL)] = []
         var existingFolders = Set<URL>()
         defer { staged.forEach { unlink($0.temporary.path) } }
-        try store.forEachFile { path, content in
+        try store.forEachFile { path, data in
             guard isSafeRelativePath(path) else {
                 throw ImportError.exportFailed(path: folder.path, reason: "the item path \"\(path)\" would leave the folder")
             }
-            let data = Data(content.utf8)
             let target = folder.appendingPathComponent(path)
             manifest.files[path] = hash(data)
             if fileManager.contents(atPath: target.path) == data {

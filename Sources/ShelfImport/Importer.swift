@@ -172,7 +172,7 @@ private struct ExistingBooks {
         let id = try writer.bookID(sourceID: sourceID) ?? (matchTitle ? byTitle.ids[key] : nil)
         guard let id, let record = try writer.record(id: id), case .book(let stored) = record.item else {
             let (book, passages) = change(Book(title: title, author: author, sourceID: sourceID))
-            _ = try writer.insert(.book(book), path: nil, sourceText: nil)
+            _ = try writer.insert(.book(book), path: nil, source: nil)
             byTitle.ids[key] = book.id
             summary.count(passages ?? PassageChanges(added: 1))
             return
@@ -186,7 +186,7 @@ private struct ExistingBooks {
             summary.skip(ImportProblem(line: line, message: "\(record.path) holds an invalid edit that is not saved yet; fix or undo it in the file, then import again"))
             return
         }
-        _ = try writer.update(.book(book), basedOn: record.version, sourceText: nil)
+        _ = try writer.update(.book(book), basedOn: record.version, source: nil)
         summary.count(passages ?? PassageChanges(updated: 1))
     }
 }

@@ -20,7 +20,8 @@ enum MarkdownFolderImport {
     /// One file found in the folder, read and parsed before the write transaction starts.
     private struct File {
         var path: String
-        var text: String
+        /// The file's exact bytes: what the item's file shows after the import.
+        var bytes: Data
         var parsed: Result<ParsedItem, ParseFailure>
     }
 
@@ -57,7 +58,7 @@ enum MarkdownFolderImport {
         var item = parsed.item
         let existing = parsed.declaredID ? try writer.record(id: item.id) : try writer.record(atPath: file.path)
         guard let existing else {
-            _ = try writer.insert(item, path: try freePath(for: file.path, with: writer), sourceText: file.text)
+            _ = try writer.insert(item, path: try freePath(for: file.path, with: writer), source: file.bytes)
             summary.added += 1
             return
         }
@@ -66,7 +67,7 @@ enum MarkdownFolderImport {
             return
         }
         item.id = existing.item.id
-        guard existing.content != file.text else {
+        guard existing.content != file.bytes else {
             summary.unchanged += 1
             return
         }
@@ -74,7 +75,7 @@ enum MarkdownFolderImport {
             summary.skip(ImportProblem(file: file.path, line: 1, message: "\(existing.path) holds an invalid edit that is not saved yet; fix or undo it in the file, then import again"))
             return
         }
-        _ = try writer.update(item, basedOn: existing.version, sourceText: file.text)
+        _ = try writer.update(item, basedOn: existing.version, source: file.bytes)
         summary.updated += 1
     }
 
@@ -97,12 +98,12 @@ enum MarkdownFolderImport {
         for case let url as URL in enumerator where url.pathExtension == "md" {
             guard (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true else { continue }
             let path = kind.folderName + "/" + url.path.dropFirst(root.path.count + 1)
-            guard let data = try? Data(contentsOf: url), let text = String(data: data, encoding: .utf8) else {
+            guard let bytes = try? Data(contentsOf: url), let text = String(validating: bytes, as: UTF8.self) else {
                 problems.append(ImportProblem(file: path, line: 1, message: "not readable as UTF-8 text; save it as UTF-8 and import again"))
                 continue
             }
             let title = FileNaming.title(fromFileName: url.lastPathComponent)
-            files.append(File(path: path, text: text, parsed: MarkdownCodec.parse(text, kind: kind, fileTitle: title)))
+            files.append(File(path: path, bytes: bytes, parsed: MarkdownCodec.parse(text, kind: kind, fileTitle: title)))
         }
         return files.sorted { $0.path < $1.path }
     }

@@ -123,6 +123,12 @@ public enum FileNaming {
         }
     }
 
+    /// `stem + suffix + ".md"`, the stem cut at a character boundary so the name fits the
+    /// length rule (conflict copies: `Dune (conflict 2026-11-24 101500 laptop).md`).
+    public static func fileName(stem: String, suffix: String) -> String {
+        FileNameStem.fitted(stem, suffix: suffix) + suffix + FileNameStem.fileExtension
+    }
+
     /// The title a file name stands for: `Dune.md` → `Dune`.
     public static func title(fromFileName name: String) -> String {
         FileNameStem.withoutExtension(name) ?? name

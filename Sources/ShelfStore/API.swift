@@ -11,13 +11,14 @@ public struct ItemRecord: Hashable, Sendable {
     /// Path relative to the library root as the mount and exports show it: `Books/Dune - Frank Herbert.md`.
     public var path: String
     public var modified: Date
-    /// The bytes the file shows: the saved source text while it matches the record (byte-stable
-    /// saves), the draft text while an invalid save is pending, otherwise the canonical render.
-    public var content: String
+    /// The bytes the file shows: the saved bytes while they match the record (byte-stable
+    /// saves), the draft's bytes while an invalid save is pending, otherwise the canonical
+    /// render. Bytes, not text: a draft may be any bytes at all, NULs and broken UTF-8 included.
+    public var content: Data
     /// Set while the file shows an invalid save that was kept as a draft.
     public var draftDiagnostics: [Diagnostic]?
 
-    public init(item: Item, version: Int64, path: String, modified: Date, content: String,
+    public init(item: Item, version: Int64, path: String, modified: Date, content: Data,
                 draftDiagnostics: [Diagnostic]?) {
         self.item = item
         self.version = version
@@ -26,6 +27,9 @@ public struct ItemRecord: Hashable, Sendable {
         self.content = content
         self.draftDiagnostics = draftDiagnostics
     }
+
+    /// `content` decoded for display (a draft that is not UTF-8 shows U+FFFD where it breaks).
+    public var text: String { String(decoding: content, as: UTF8.self) }
 }
 
 /// What listing and `stat` need, without the content.
@@ -36,7 +40,7 @@ public struct ItemSummary: Hashable, Sendable {
     public var path: String
     public var version: Int64
     public var modified: Date
-    /// UTF-8 byte count of `content`; `st_size` needs no render.
+    /// Byte count of `content`; `st_size` needs no render.
     public var size: Int
     public var favorite: Bool
     public var hasDraft: Bool

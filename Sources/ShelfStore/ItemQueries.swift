@@ -22,7 +22,7 @@ struct StoredRow {
     var path: String
     var modified: Date
     var encodedRecord: Data
-    var content: String
+    var content: Data
     var hasDraft: Bool
     var isLive: Bool
 }
@@ -124,14 +124,14 @@ struct ItemQueries {
 
     /// An item's file bytes and their version, without decoding its record; for an item in the
     /// trash, the bytes it showed when it was deleted.
-    func file(id: ItemID) throws -> (version: Int64, content: String)? {
+    func file(id: ItemID) throws -> (version: Int64, content: Data)? {
         let statement = try db.cachedStatement(sql: "SELECT version, content FROM item WHERE id = ?")
         return try Row.fetchOne(statement, arguments: [id.rawValue]).map { ($0[0], $0[1]) }
     }
 
     /// Calls `body` with the path and file bytes of every live item, in path order, from one
     /// cursor: what an export needs, without decoding a single record.
-    func forEachLiveFile(_ body: (_ path: String, _ content: String) throws -> Void) throws {
+    func forEachLiveFile(_ body: (_ path: String, _ content: Data) throws -> Void) throws {
         let rows = try Row.fetchCursor(db, sql: "SELECT path, content FROM item WHERE trashed_at IS NULL ORDER BY path")
         while let row = try rows.next() {
             try body(row[0], row[1])

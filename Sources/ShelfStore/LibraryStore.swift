@@ -66,13 +66,13 @@ public final class LibraryStore: Sendable {
     /// An item's file bytes and the version they belong to: what reading its file needs,
     /// without the cost of decoding the record. An item in the trash gives the bytes it showed
     /// when it was deleted (a program may still be reading the file it had open).
-    public func file(id: ItemID) throws -> (version: Int64, content: String)? {
+    public func file(id: ItemID) throws -> (version: Int64, content: Data)? {
         try read { try $0.file(id: id) }
     }
 
     /// Calls `body` with the path and file bytes of every live item, in path order, inside one
     /// read transaction (a consistent snapshot, however long `body` takes).
-    public func forEachFile(_ body: (_ path: String, _ content: String) throws -> Void) throws {
+    public func forEachFile(_ body: (_ path: String, _ content: Data) throws -> Void) throws {
         try read { try $0.forEachLiveFile(body) }
     }
 
@@ -128,16 +128,16 @@ public final class LibraryStore: Sendable {
     // there) in a transaction of its own.
 
     @discardableResult
-    public func insert(_ item: Item, path: String? = nil, sourceText: String? = nil) throws -> ItemRecord {
-        try write { try $0.insert(item, path: path, sourceText: sourceText) }
+    public func insert(_ item: Item, path: String? = nil, source: Data? = nil) throws -> ItemRecord {
+        try write { try $0.insert(item, path: path, source: source) }
     }
     @discardableResult
-    public func update(_ item: Item, basedOn version: Int64? = nil, sourceText: String? = nil) throws -> ItemRecord {
-        try write { try $0.update(item, basedOn: version, sourceText: sourceText) }
+    public func update(_ item: Item, basedOn version: Int64? = nil, source: Data? = nil) throws -> ItemRecord {
+        try write { try $0.update(item, basedOn: version, source: source) }
     }
     @discardableResult
-    public func saveDraft(id: ItemID, text: String, diagnostics: [Diagnostic]) throws -> ItemRecord {
-        try write { try $0.saveDraft(id: id, text: text, diagnostics: diagnostics) }
+    public func saveDraft(id: ItemID, bytes: Data, diagnostics: [Diagnostic]) throws -> ItemRecord {
+        try write { try $0.saveDraft(id: id, bytes: bytes, diagnostics: diagnostics) }
     }
     @discardableResult
     public func move(id: ItemID, to path: String) throws -> ItemRecord {

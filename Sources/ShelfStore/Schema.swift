@@ -59,6 +59,12 @@ enum Schema {
                 ) WHERE trashed_at IS NULL;
                 """)
         }
+        migrator.registerMigration("v3: file content as bytes") { db in
+            // Content is bound as a BLOB since bytes became bytes end to end (a TEXT binding
+            // ends at the first NUL); the column's TEXT affinity keeps BLOBs as they are. Old
+            // rows are converted so every row stores the same type.
+            try db.execute(sql: "UPDATE item SET content = CAST(content AS BLOB) WHERE typeof(content) = 'text'")
+        }
         return migrator
     }
 }

@@ -28,24 +28,25 @@ public struct StoreWriter {
     public func record(id: ItemID) throws -> ItemRecord? { try queries.liveRecord(id: id) }
     public func record(atPath path: String) throws -> ItemRecord? { try queries.liveRecord(atPath: path) }
     /// An item's file bytes and their version (see `LibraryStore.file(id:)`), without decoding.
-    public func file(id: ItemID) throws -> (version: Int64, content: String)? { try queries.file(id: id) }
+    public func file(id: ItemID) throws -> (version: Int64, content: Data)? { try queries.file(id: id) }
     /// The live book imported from `sourceID`, if any.
     public func bookID(sourceID: String) throws -> ItemID? { try queries.liveBookID(sourceID: sourceID) }
 
-    /// Adds an item. `path` nil: `<Kind folder>/<FileNaming name>.md`, uniquified. `sourceText`:
-    /// the bytes the file shows (must parse to `item`); nil: the canonical render. An id that is
+    /// Adds an item. `path` nil: `<Kind folder>/<FileNaming name>.md`, uniquified. `source`:
+    /// the bytes the file shows (they parse to `item`, whatever `id:` they declare); nil: the
+    /// canonical render. An id that is
     /// in the trash brings that item back (its history kept) with this content.
     ///
     /// `modified`: when the text was written (a save through the mount keeps the time the
     /// editor saw). Throws `itemExists` when a live item has the id, `pathTaken` /
     /// `invalidPath` for `path`.
-    public func insert(_ item: Item, path: String?, sourceText: String?, modified: Date = Date()) throws -> ItemRecord {
+    public func insert(_ item: Item, path: String?, source: Data?, modified: Date = Date()) throws -> ItemRecord {
         let presence = try queries.presence(of: item.id)
         if presence == .live, let live = try queries.liveRecord(id: item.id) {
             throw StoreError.itemExists(id: item.id, path: live.path)
         }
         let path = try path.map { try claimablePath($0, for: item.kind) } ?? defaultPath(for: item)
-        let content = sourceText ?? MarkdownCodec.render(item)
+        let content = source ?? Data(MarkdownCodec.render(item).utf8)
         let record: ItemRecord
         if presence == .trashed, let trashed = try queries.stored(id: item.id) {
             record = try replace(serial: trashed.serial, version: trashed.record.version, with: item,
@@ -61,9 +62,10 @@ public struct StoreWriter {
 
     /// Replaces the record (never its path) and clears a pending draft. `basedOn`: the version
     /// the writer started from; a different stored version throws `versionConflict`.
-    /// `sourceText` nil keeps the shown text while the record is unchanged (byte-stable saves)
-    /// and renders the record canonically otherwise. `modified`: as for ``insert(_:path:sourceText:modified:)``.
-    public func update(_ item: Item, basedOn version: Int64?, sourceText: String?,
+    /// `source`: the bytes the file shows from now on (they parse to `item`). nil keeps the
+    /// shown bytes while the record is unchanged (byte-stable saves) and renders the record
+    /// canonically otherwise. `modified`: as for ``insert(_:path:source:modified:)``.
+    public func update(_ item: Item, basedOn version: Int64?, source: Data?,
                        modified: Date = Date()) throws -> ItemRecord {
         guard let stored = try queries.storedRow(id: item.id), stored.isLive else { throw StoreError.itemNotFound(item.id) }
         if let version, version != stored.version {
@@ -74,17 +76,17 @@ public struct StoreWriter {
         }
         let unchanged = ItemRecord(item: item, version: stored.version, path: stored.path, modified: stored.modified,
                                    content: stored.content, draftDiagnostics: nil)
-        let content: String
-        if let sourceText {
-            // The record is what its text parses to: the same text (with no draft pending, whose
-            // text is not the record's) is the same record. An editor's save is never decoded.
-            if sourceText == stored.content && !stored.hasDraft { return unchanged }
-            content = sourceText
+        let content: Data
+        if let source {
+            // The record is what its bytes parse to: the same bytes (with no draft pending, whose
+            // bytes are not the record's) are the same record. An editor's save is never decoded.
+            if source == stored.content && !stored.hasDraft { return unchanged }
+            content = source
         } else {
             // While a draft is pending the stored content is the draft, which a valid save replaces.
             let keepsShownText = try item == coding.decodeItem(stored.encodedRecord, id: item.id) && !stored.hasDraft
             if keepsShownText { return unchanged }
-            content = MarkdownCodec.render(item)
+            content = Data(MarkdownCodec.render(item).utf8)
         }
         let record = try replace(serial: stored.serial, version: stored.version, with: item, encoded: try coding.encode(item),
                                  content: content, path: stored.path, modified: modified)
@@ -93,18 +95,18 @@ public struct StoreWriter {
     }
 
     /// Keeps an invalid save verbatim as what the file shows; the record stays as it was.
-    public func saveDraft(id: ItemID, text: String, diagnostics: [Diagnostic], modified: Date = Date()) throws -> ItemRecord {
+    public func saveDraft(id: ItemID, bytes: Data, diagnostics: [Diagnostic], modified: Date = Date()) throws -> ItemRecord {
         let stored = try liveItem(id)
         var record = stored.record
-        if text == record.content && diagnostics == record.draftDiagnostics { return record }
-        record.content = text
+        if bytes == record.content && diagnostics == record.draftDiagnostics { return record }
+        record.content = bytes
         record.draftDiagnostics = diagnostics
         record.version += 1
         record.modified = modified
         try db.cachedStatement(sql: """
             UPDATE item SET content = ?, size = ?, draft_diagnostics = ?, version = ?, modified = ?
             WHERE serial = ?
-            """).execute(arguments: [text, text.utf8.count, try coding.encode(diagnostics), record.version,
+            """).execute(arguments: [bytes, bytes.count, try coding.encode(diagnostics), record.version,
                                      record.modified.storedSeconds, stored.serial])
         try ChangeFeed.append(.updated, id: id, path: record.path, in: db)
         return record
@@ -218,14 +220,14 @@ public struct StoreWriter {
             """).execute(arguments: [
                 item.id.rawValue, item.kind.rawValue, item.title, record.path, record.version,
                 record.modified.storedSeconds, try coding.encode(item), record.content,
-                record.content.utf8.count, item.isFavorite, item.sourceID,
+                record.content.count, item.isFavorite, item.sourceID,
             ])
         try SearchIndex.add(item, serial: db.lastInsertedRowID, in: db)
     }
 
     /// Writes a new record (`encoded`) and content over the row `serial` (live, or trashed and
     /// now revived) at `path`, with the version after `version` and no draft.
-    private func replace(serial: Int64, version: Int64, with item: Item, encoded: Data, content: String,
+    private func replace(serial: Int64, version: Int64, with item: Item, encoded: Data, content: Data,
                          path: String, modified: Date) throws -> ItemRecord {
         let record = ItemRecord(item: item, version: version + 1, path: path, modified: modified,
                                 content: content, draftDiagnostics: nil)
@@ -236,7 +238,7 @@ public struct StoreWriter {
             WHERE serial = ?
             """).execute(arguments: [
                 item.kind.rawValue, item.title, path, record.version, record.modified.storedSeconds,
-                encoded, content, content.utf8.count, item.isFavorite, item.sourceID, serial,
+                encoded, content, content.count, item.isFavorite, item.sourceID, serial,
             ])
         try SearchIndex.reindex(item, serial: serial, in: db)
         return record

@@ -96,7 +96,7 @@ import Testing
         let path = "Books/Meditations - Marcus Aurelius.md"
         let record = try #require(try store.record(atPath: path))
         try store.write {
-            _ = try $0.saveDraft(id: record.item.id, text: "---\ncurrent_page: many\n---\n",
+            _ = try $0.saveDraft(id: record.item.id, bytes: Data("---\ncurrent_page: many\n---\n".utf8),
                                  diagnostics: [Diagnostic(line: 2, message: "current_page: \"many\" is not a whole number")])
         }
         let status = try cli.run("status")

@@ -61,9 +61,9 @@ import ShelfStore
     @Test func statSizeIsTheStoredSizeWithoutReading() throws {
         let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         let entry = try fs.lookup(parent: try folder("Notes"), name: "Plan.md")
-        #expect(entry.attributes.size == UInt64(record.content.utf8.count))
+        #expect(entry.attributes.size == UInt64(record.text.utf8.count))
         #expect(entry.attributes.modificationTime == FileTime(record.modified))
-        #expect(try readFile(entry.attributes.inode.rawValue) == record.content)
+        #expect(try readFile(entry.attributes.inode.rawValue) == record.text)
     }
 
     /// A program that still reads the file a rename replaced reads the version it had, whole,
@@ -71,12 +71,12 @@ import ShelfStore
     @Test func aFileReplacedByARenameKeepsItsVersionForItsReaders() throws {
         let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         let replaced = try inode("Notes", "Plan.md")
-        let text = record.content.replacingOccurrences(of: "Read more.", with: "Read a great deal more.")
+        let text = record.text.replacingOccurrences(of: "Read more.", with: "Read a great deal more.")
         try writeFile("Notes", "Plan.md.tmp", text)
         try fs.rename(parent: try folder("Notes"), name: "Plan.md.tmp", newParent: try folder("Notes"),
                       newName: "Plan.md", flags: [])
-        #expect(try readFile(replaced) == record.content)
-        #expect(try fs.attributes(of: replaced).size == UInt64(record.content.utf8.count))
+        #expect(try readFile(replaced) == record.text)
+        #expect(try fs.attributes(of: replaced).size == UInt64(record.text.utf8.count))
         let current = try inode("Notes", "Plan.md")
         #expect(current != replaced)
         #expect(try readFile(current) == text)
@@ -91,14 +91,14 @@ import ShelfStore
         let plan = try inode("Notes", "Plan.md")
         _ = try fs.write(plan, offset: 0, data: Array("More.\n".utf8), appending: true)
         _ = try fs.write(plan, offset: 0, data: Array("Last.\n".utf8), appending: true)
-        let written = record.content + "More.\nLast.\n"
+        let written = record.text + "More.\nLast.\n"
         #expect(try readFile(plan) == written)
         #expect(try fs.attributes(of: plan).size == UInt64(written.utf8.count))
         #expect(try library.store.record(id: record.item.id)?.content == record.content)
         let mtime = try fs.attributes(of: plan).modificationTime
         try fs.save(plan)
         let saved = try #require(try library.store.record(id: record.item.id))
-        #expect(saved.content == written)
+        #expect(saved.text == written)
         #expect(FileTime(saved.modified) == mtime, "the time the writer saw must not move at the save")
         #expect(fs.buffers.buffer(of: plan) == nil, "saved bytes are read from the store again")
         _ = try fs.setAttributes(plan, changes: AttributeChanges(size: 0))
@@ -107,13 +107,13 @@ import ShelfStore
 
     @Test func tempFileRenamedOverAnItemIsAnAtomicSave() throws {
         let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
-        let text = record.content.replacingOccurrences(of: "Read more.", with: "Read less.")
+        let text = record.text.replacingOccurrences(of: "Read more.", with: "Read less.")
         let notes = try folder("Notes")
         try writeFile("Notes", "sedX1b2c3", text)
         try fs.rename(parent: notes, name: "sedX1b2c3", newParent: notes, newName: "Plan.md", flags: [])
         let saved = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         #expect(saved.item.id == record.item.id)
-        #expect(saved.content == text)
+        #expect(saved.text == text)
         #expect(try fs.list(notes).map(\.name) == ["Plan.md"])
     }
 
@@ -123,9 +123,9 @@ import ShelfStore
         try fs.rename(parent: notes, name: "Plan.md", newParent: notes, newName: "Plan.md~", flags: [])
         #expect(try library.store.trashedItems().map(\.id) == [record.item.id])
         let backup = try fs.lookup(parent: notes, name: "Plan.md~").attributes.inode.rawValue
-        #expect(try readFile(backup) == record.content)
+        #expect(try readFile(backup) == record.text)
         // vim: write the new file with the same text, then delete the backup.
-        try writeFile("Notes", "Plan.md", record.content)
+        try writeFile("Notes", "Plan.md", record.text)
         try fs.unlink(parent: notes, name: "Plan.md~")
         let back = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         #expect(back.item.id == record.item.id)
@@ -144,7 +144,7 @@ import ShelfStore
         _ = try fs.write(plan, offset: 0, data: Array("Again.\n".utf8), appending: true)
         try fs.save(plan)
         let saved = try #require(try library.store.record(id: record.item.id))
-        #expect(saved.content == record.content + "Appended.\nAgain.\n")
+        #expect(saved.text == record.text + "Appended.\nAgain.\n")
         let copy = try #require(try library.store.summaries(kind: .note).first { $0.path.contains("(conflict ") })
         guard case .note(let kept) = try #require(try library.store.record(id: copy.id)).item else { return }
         #expect(kept.content == "Changed by the CLI.\n")
@@ -152,7 +152,7 @@ import ShelfStore
 
     @Test func aCopyOfALiveItemIsANewItem() throws {
         let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
-        try writeFile("Notes", "Copy.md", record.content)
+        try writeFile("Notes", "Copy.md", record.text)
         let copy = try #require(try library.store.record(atPath: "Notes/Copy.md"))
         #expect(copy.item.id != record.item.id)
         #expect(try library.store.record(id: record.item.id)?.path == "Notes/Plan.md")
@@ -166,7 +166,7 @@ import ShelfStore
         _ = try fs.write(inode, offset: 0, data: Array(invalid.utf8), appending: false)
         try fs.sync(inode)
         let stored = try #require(try library.store.record(id: book.id))
-        #expect(stored.content == invalid)
+        #expect(stored.text == invalid)
         #expect(stored.draftDiagnostics?.isEmpty == false)
         let error = String(decoding: try fs.extendedAttribute(inode, name: "user.shelf.error"), as: UTF8.self)
         #expect(error.contains("current_page"))
@@ -269,7 +269,7 @@ import ShelfStore
         let id = last.item.id
         try library.reopened().write { try $0.trash(id: id) }
         #expect(try poll() == [.content(notes), .deletion(parent: notes, child: plan, name: "Plan.md")])
-        #expect(String(decoding: try fs.read(plan.rawValue, offset: 0, size: 4096), as: UTF8.self) == last.content,
+        #expect(String(decoding: try fs.read(plan.rawValue, offset: 0, size: 4096), as: UTF8.self) == last.text,
                 "a program holding the deleted file still reads it")
 
         try library.reopened().write { _ = try $0.restore(id: id) }
@@ -295,13 +295,13 @@ import ShelfStore
         try fs.save(plan)
         let saved = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         #expect(fs.recentSaves.content(of: saved.item.id, version: saved.version) == saved.content)
-        #expect(String(decoding: try fs.read(plan, offset: 0, size: 1 << 20), as: UTF8.self) == saved.content)
+        #expect(String(decoding: try fs.read(plan, offset: 0, size: 1 << 20), as: UTF8.self) == saved.text)
 
         try changeElsewhere("One.\n")
         _ = try poll()
         let changed = try #require(try library.store.record(atPath: "Notes/Plan.md"))
-        #expect(changed.content.contains("One."))
-        #expect(String(decoding: try fs.read(plan, offset: 0, size: 1 << 20), as: UTF8.self) == changed.content)
+        #expect(changed.text.contains("One."))
+        #expect(String(decoding: try fs.read(plan, offset: 0, size: 1 << 20), as: UTF8.self) == changed.text)
     }
 
     /// What a program writes to a file deleted elsewhere meanwhile brings the item back.
@@ -315,7 +315,7 @@ import ShelfStore
         try fs.save(plan.rawValue)
         let back = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         #expect(back.item.id == record.item.id)
-        #expect(back.content == record.content + "Kept.\n")
+        #expect(back.text == record.text + "Kept.\n")
         #expect(fs.resolve(MountPath("Notes/Plan.md")) == .item(record.item.id))
     }
 }

@@ -16,12 +16,12 @@ import ShelfStore
             #expect(listing.contains(".shelf"))
             #expect(listing.contains((book.path as NSString).lastPathComponent))
             #expect(listing.contains((note.path as NSString).lastPathComponent))
-            #expect(try mount.text(book.path) == book.content)
+            #expect(try mount.text(book.path) == book.text)
             let size = try mount.sh("stat -c %s '\(book.path)'").trimmingCharacters(in: .whitespacesAndNewlines)
-            #expect(size == String(book.content.utf8.count))
+            #expect(size == String(book.text.utf8.count))
             let long = try mount.sh("ls -l Books").split(separator: "\n").last.map { $0.split(separator: " ") } ?? []
-            #expect(long.count > 4 && long[4] == String(book.content.utf8.count), "ls -l shows the exact size")
-            #expect(try mount.sh("cat '\(note.path)'") == note.content)
+            #expect(long.count > 4 && long[4] == String(book.text.utf8.count), "ls -l shows the exact size")
+            #expect(try mount.sh("cat '\(note.path)'") == note.text)
             #expect(try mount.sh("grep -rl 'mind-killer' .").contains(book.path))
             #expect(try mount.sh("find . -name '*.md' | sort").split(separator: "\n").count == 2)
             #expect(try mount.sh("flock '\(book.path)' -c 'echo locked'") == "locked\n")
@@ -79,7 +79,7 @@ import ShelfStore
             let output = try mount.run("python3", ["-c", script])
             #expect(output.succeeded, "\(output)")
             let expected = notes.sorted { $0.path < $1.path }.map {
-                "\(($0.path as NSString).lastPathComponent) True \($0.content.utf8.count)\n"
+                "\(($0.path as NSString).lastPathComponent) True \($0.content.count)\n"
             }
             #expect(output.stdout == expected.joined())
         }

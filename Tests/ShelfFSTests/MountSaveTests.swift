@@ -68,7 +68,7 @@ import ShelfStore
             guard case .book(let saved) = stored.item else { Issue.record("not a book"); return }
             #expect(saved.currentPage == 99)
             #expect(saved.passages.map(\.id) == { if case .book(let b) = book.item { b.passages.map(\.id) } else { [] } }())
-            #expect(Array(stored.content.utf8) == written)
+            #expect(Array(stored.text.utf8) == written)
             #expect(try mount.sh("ls -a Books") == before, "a temp file stayed behind")
             #expect(try library.store.trashedItems().isEmpty)
         }
@@ -92,8 +92,8 @@ import ShelfStore
             #expect(result.succeeded, "\(result)")
             try library.waitUntilSaved()
             let stored = try #require(try library.store.record(id: note.item.id))
-            #expect(stored.content == note.content + "Written after the rename.\n")
-            #expect(try mount.text(note.path) == stored.content)
+            #expect(stored.text == note.text + "Written after the rename.\n")
+            #expect(try mount.text(note.path) == stored.text)
             let listing = try mount.sh("ls -a Notes")
             #expect(listing == ".\n..\nPlan.md\n", "\(listing)")
         }
@@ -118,9 +118,9 @@ import ShelfStore
             try mount.sh("printf 'More text.\\n' >> '\(note.path)'")
             try library.waitUntilSaved()
             let written = try mount.text(note.path)
-            #expect(written == note.content + "More text.\n")
+            #expect(written == note.text + "More text.\n")
             let stored = try #require(try library.store.record(id: note.item.id))
-            #expect(stored.content == written)
+            #expect(stored.text == written)
             guard case .note(let saved) = stored.item else { Issue.record("not a note"); return }
             #expect(saved.content.hasSuffix("More text.\n"))
         }
@@ -150,16 +150,18 @@ import ShelfStore
     @Test func newFilesBecomeItems() throws {
         let library = try TestLibrary()
         try library.withMount { mount in
-            // A new file is saved once its writer closes it, and given the `id:` it lacked.
+            // A new file is saved once its writer closes it and keeps its bytes: its id is in
+            // the store and `user.shelf.id`, not written into a file nobody asked Shelf to change.
             try mount.sh("printf 'Hello.\\n' > Notes/Fresh.md")
             try library.waitUntilSaved()
             let note = try #require(try library.store.record(atPath: "Notes/Fresh.md"))
             #expect(note.item.title == "Fresh")
             guard case .note(let fresh) = note.item else { Issue.record("not a note"); return }
             #expect(fresh.content == "Hello.\n")
-            #expect(note.content.hasPrefix("---\nid: \(note.item.id)\n"))
-            #expect(try mount.text("Notes/Fresh.md") == note.content)
-            // One write and close: a new book, its file given the `id:` it lacked.
+            #expect(note.text == "Hello.\n")
+            #expect(try mount.text("Notes/Fresh.md") == "Hello.\n")
+            #expect(try mount.sh("getfattr --only-values -n user.shelf.id Notes/Fresh.md") == note.item.id.rawValue)
+            // One write and close: a new book, its bytes kept as written.
             try mount.sh("mkdir -p 'Books/Shelf 1'")
             let result = try mount.run("python3", ["-c", "open('Books/Shelf 1/Emma.md', 'w').write('---\\ntitle: Emma\\nauthor: Jane Austen\\n---\\n')"])
             #expect(result.succeeded, "\(result)")
@@ -167,8 +169,8 @@ import ShelfStore
             let book = try #require(try library.store.record(atPath: "Books/Shelf 1/Emma.md"))
             #expect(book.item.title == "Emma")
             #expect(book.draftDiagnostics == nil)
-            #expect(book.content.contains("id: \(book.item.id)"))
-            #expect(try mount.text("Books/Shelf 1/Emma.md") == book.content)
+            #expect(book.text == "---\ntitle: Emma\nauthor: Jane Austen\n---\n")
+            #expect(try mount.text("Books/Shelf 1/Emma.md") == book.text)
         }
     }
 
@@ -182,7 +184,7 @@ import ShelfStore
             let cli = try library.reopened()
             try cli.write { _ = try $0.restore(id: note.item.id) }
             #expect(try eventually { try mount.sh("ls Notes").contains("Plan.md") })
-            #expect(try mount.text(note.path) == note.content)
+            #expect(try mount.text(note.path) == note.text)
         }
     }
 
@@ -194,11 +196,11 @@ import ShelfStore
             let moved = try #require(try library.store.record(id: note.item.id))
             #expect(moved.path == "Notes/Archive/Renamed.md")
             #expect(moved.item.title == "Plan")
-            #expect(try mount.text("Notes/Archive/Renamed.md") == moved.content)
+            #expect(try mount.text("Notes/Archive/Renamed.md") == moved.text)
             // Out of the library as a plain file, and back in with its id.
             try mount.sh("mkdir .trash && mv Notes/Archive/Renamed.md .trash/Renamed.md")
             #expect(try library.store.record(id: note.item.id) == nil)
-            #expect(try mount.text(".trash/Renamed.md") == moved.content)
+            #expect(try mount.text(".trash/Renamed.md") == moved.text)
             try mount.sh("mv .trash/Renamed.md Notes/Back.md")
             #expect(try library.store.record(id: note.item.id)?.path == "Notes/Back.md")
         }
@@ -208,18 +210,18 @@ import ShelfStore
         let library = try TestLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
-            #expect(try mount.text(note.path) == note.content)
+            #expect(try mount.text(note.path) == note.text)
             let cli = try library.reopened()
             guard case .note(var changed) = note.item else { return }
             changed.content = "Changed by the CLI.\n"
             let updated = try cli.update(.note(changed))
-            #expect(try eventually(within: 1) { try mount.text(note.path) == updated.content })
+            #expect(try eventually(within: 1) { try mount.text(note.path) == updated.text })
             // Listed once and again (the second listing may come from the kernel's cache), then
             // changed elsewhere: the listing follows within a second.
             #expect(try mount.sh("ls Notes; ls Notes") == "Plan.md\nPlan.md\n")
             let added = try cli.insert(.note(Note(title: "From CLI", content: "x\n")))
             #expect(eventually(within: 1) { (try? mount.sh("ls Notes")) == "From CLI.md\nPlan.md\n" })
-            #expect(eventually(within: 1) { (try? mount.text(added.path)) == added.content })
+            #expect(eventually(within: 1) { (try? mount.text(added.path)) == added.text })
             try cli.write { try $0.trash(id: added.item.id) }
             #expect(eventually(within: 1) { (try? mount.sh("ls Notes")) == "Plan.md\n" })
         }
@@ -265,10 +267,10 @@ import ShelfStore
             #expect(result.stdout == "0 bad reads []\n")
             try library.waitUntilSaved()
             let final = try #require(try library.store.record(id: shared.item.id))
-            #expect(final.content == shared.content.replacingOccurrences(of: "shared", with: "shared 5"))
+            #expect(final.text == shared.text.replacingOccurrences(of: "shared", with: "shared 5"))
             for note in notes {
                 let stored = try #require(try library.store.record(id: note.item.id))
-                #expect(stored.content.hasSuffix("line 1\nline 2\nline 3\nline 4\nline 5\n"))
+                #expect(stored.text.hasSuffix("line 1\nline 2\nline 3\nline 4\nline 5\n"))
             }
         }
     }

@@ -34,7 +34,7 @@ import ShelfStore
         let unmount = try CommandRunner.run("fusermount3", ["-u", mountpoint], in: "/", timeout: .seconds(10))
         let returned = ended.wait(timeout: .now() + 10) == .success
         if !returned { _ = try? CommandRunner.run("fusermount3", ["-u", "-z", mountpoint], in: "/", timeout: .seconds(10)) }
-        #expect(read.stdout == note.content)
+        #expect(read.stdout == note.text)
         #expect(unmount.succeeded, "\(unmount)")
         #expect(returned, "run() must return after fusermount3 -u")
         #expect(throws: Never.self) { try outcome.withLock { $0 }?.get() }

@@ -42,7 +42,7 @@ import ShelfStore
         let records = try fixture.store.summaries().map { try #require(try fixture.store.record(id: $0.id)) }
         #expect(try fixture.exportedFiles() == Set(records.map(\.path)))
         for record in records {
-            #expect(try String(contentsOf: fixture.url(record.path), encoding: .utf8) == record.content)
+            #expect(try String(contentsOf: fixture.url(record.path), encoding: .utf8) == record.text)
         }
         #expect(records.contains { $0.path.hasPrefix("Notes/") } && records.contains { $0.path.hasPrefix("Books/") })
         let leftovers = try FileManager.default.subpathsOfDirectory(atPath: fixture.exportFolder.path)
@@ -71,7 +71,7 @@ import ShelfStore
         let record = try fixture.store.update(.note(changed))
         let third = try Exporter.export(fixture.store, to: fixture.exportFolder)
         #expect(third.written == 1 && third.unchanged == 6)
-        #expect(try String(contentsOf: fixture.url(record.path), encoding: .utf8) == record.content)
+        #expect(try String(contentsOf: fixture.url(record.path), encoding: .utf8) == record.text)
         // Replaced by rename: a new inode, so a reader holding the old file never sees a mix.
         #expect(try fixture.identity(record.path)[.systemFileNumber] != before[record.path]?[.systemFileNumber])
     }
@@ -122,7 +122,7 @@ import ShelfStore
         let summary = try Exporter.export(fixture.store, to: fixture.exportFolder)
         #expect(summary.written == 1 && summary.removed == 1)
         #expect(!FileManager.default.fileExists(atPath: fixture.url(book.path).path))
-        #expect(try String(contentsOf: fixture.url(moved.path), encoding: .utf8) == moved.content)
+        #expect(try String(contentsOf: fixture.url(moved.path), encoding: .utf8) == moved.text)
     }
 
     @Test func aFailedWriteLeavesNoTemporaryFileBehind() throws {

@@ -115,7 +115,7 @@ import ShelfStore
         _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
         let dune = try #require(try store.summaries(kind: .book).first { $0.title.hasPrefix("Dune") })
         let draft = "---\nid: \(dune.id)\nrating: lots\n---\n"
-        try store.write { _ = try $0.saveDraft(id: dune.id, text: draft, diagnostics: [Diagnostic(line: 3, message: "bad rating")]) }
+        try store.write { _ = try $0.saveDraft(id: dune.id, bytes: Data(draft.utf8), diagnostics: [Diagnostic(line: 3, message: "bad rating")]) }
 
         let original = try String(contentsOf: fixture("goodreads_library_export.csv"), encoding: .utf8)
         let changed = try folder.file("changed.csv", original.replacingOccurrences(of: "\",,,2,1", with: "\",,,3,1"))
@@ -123,7 +123,7 @@ import ShelfStore
         #expect(summary.skipped == 1 && summary.unchanged == 5)
         #expect(summary.problems.map(\.line) == [2])
         #expect(summary.problems.first?.message.contains(dune.path) == true)
-        #expect(try store.record(id: dune.id)?.content == draft)
+        #expect(try store.record(id: dune.id)?.text == draft)
     }
 
     @Test func badRowsAreSkippedWithTheLineTheyStartOn() throws {

@@ -59,13 +59,13 @@ import ShelfStore
 
         let dune = try #require(try fixture.store.record(id: ItemID("dune-1")))
         #expect(dune.path == "Books/Shelf A/Dune - Frank Herbert.md")
-        #expect(dune.content == (try fixture.text("Books/Shelf A/Dune - Frank Herbert.md")))
+        #expect(dune.text == (try fixture.text("Books/Shelf A/Dune - Frank Herbert.md")))
         guard case .book(let book) = dune.item else { Issue.record("Dune is not a book"); return }
         #expect(book.passages.map(\.text) == ["I must not fear."])
 
         let loose = try #require(try fixture.store.record(atPath: "Notes/Loose thought.md"))
         #expect(loose.item.title == "Loose thought")
-        #expect(loose.content == "No frontmatter here, just a thought.\n")
+        #expect(loose.text == "No frontmatter here, just a thought.\n")
     }
 
     @Test func importingAgainChangesNothingAndAnEditUpdatesInPlace() throws {
@@ -84,7 +84,7 @@ import ShelfStore
         let third = try Importer().importFile(fixture.source, into: fixture.store)
         #expect(third.updated == 2 && third.added == 0)
         let dune = try #require(try fixture.store.record(id: ItemID("dune-1")))
-        #expect(dune.content == edited)
+        #expect(dune.text == edited)
         guard case .book(let book) = dune.item else { Issue.record("Dune is not a book"); return }
         #expect(book.status == .read && book.tags == ["scifi"])
         #expect(try fixture.store.summaries(kind: .note).count == 1)

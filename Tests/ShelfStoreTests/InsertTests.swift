@@ -14,7 +14,7 @@ struct InsertTests {
 
         #expect(record.item == book)
         #expect(record.version == 1)
-        #expect(record.content == MarkdownCodec.render(book))
+        #expect(record.text == MarkdownCodec.render(book))
         #expect(record.path == "Books/" + FileNaming.fileName(for: book))
         #expect(record.draftDiagnostics == nil)
         #expect(record.modified >= before)
@@ -27,10 +27,10 @@ struct InsertTests {
         let library = try TestLibrary()
         let note = Item.note(Sample.note("Café", favorite: true))
         let source = "---\nid: \(note.id)\ntitle: Café\nfavorite: true\n---\nÜnïcödé — 📚\n"
-        let record = try library.store.insert(note, path: "Notes/Café.md", sourceText: source)
+        let record = try library.store.insert(note, path: "Notes/Café.md", source: Data(source.utf8))
         let summary = try #require(try library.store.summary(id: note.id))
 
-        #expect(record.content == source)
+        #expect(record.text == source)
         #expect(summary == ItemSummary(id: note.id, kind: .note, title: "Café", path: "Notes/Café.md",
                                        version: 1, modified: record.modified, size: source.utf8.count,
                                        favorite: true, hasDraft: false))
@@ -51,9 +51,9 @@ struct InsertTests {
         let library = try TestLibrary()
         let book = Item.book(Sample.book())
         let source = "exactly the bytes the editor wrote\n"
-        let record = try library.store.insert(book, path: "Books/Shelf/My Dune.md", sourceText: source)
+        let record = try library.store.insert(book, path: "Books/Shelf/My Dune.md", source: Data(source.utf8))
         #expect(record.path == "Books/Shelf/My Dune.md")
-        #expect(record.content == source)
+        #expect(record.text == source)
     }
 
     @Test func sameTitlesGetDistinctDefaultPathsInTheirFolder() throws {
@@ -132,7 +132,7 @@ struct InsertTests {
         let library = try TestLibrary()
         let books = (0..<10_000).map { Item.book(Sample.book("Book \($0 % 5_000)", author: "Author")) }
         try library.store.write { writer in
-            for book in books { _ = try writer.insert(book, path: nil, sourceText: nil) }
+            for book in books { _ = try writer.insert(book, path: nil, source: nil) }
         }
         let listed = try library.store.summaries()
         #expect(listed.count == 10_000)

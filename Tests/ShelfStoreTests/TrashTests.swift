@@ -60,7 +60,7 @@ struct TrashTests {
         #expect(revived.item == revivedNote)
         #expect(revived.version == edited.version + 1, "the version continues")
         #expect(revived.path == "Notes/Back.md")
-        #expect(revived.content == MarkdownCodec.render(revivedNote))
+        #expect(revived.text == MarkdownCodec.render(revivedNote))
         #expect(try library.store.trashedItems().isEmpty)
         #expect(try library.store.record(id: original.item.id) == revived)
         #expect(try library.store.changes(after: 0).map(\.kind) == [.added, .updated, .removed, .added])

@@ -18,11 +18,11 @@ struct UpdateTests {
         #expect(updated.version == original.version + 1)
         #expect(updated.modified > original.modified)
         #expect(updated.path == original.path, "an edit never moves the file")
-        #expect(updated.content == MarkdownCodec.render(.book(book)))
+        #expect(updated.text == MarkdownCodec.render(.book(book)))
         #expect(try library.store.record(id: book.id) == updated)
         let summary = try #require(try library.store.summary(id: book.id))
         #expect(summary.title == "Dune Messiah")
-        #expect(summary.size == updated.content.utf8.count)
+        #expect(summary.size == updated.text.utf8.count)
         #expect(try library.store.changeEntries(after: 1) == [ChangeEntry(.updated, book.id, original.path)])
     }
 
@@ -46,7 +46,7 @@ struct UpdateTests {
         let sequence = try library.store.lastSequence()
 
         #expect(try library.store.update(original.item, basedOn: original.version) == original)
-        #expect(try library.store.update(original.item, sourceText: original.content) == original)
+        #expect(try library.store.update(original.item, source: Data(original.text.utf8)) == original)
         #expect(try library.store.record(id: original.item.id) == original)
         #expect(try library.store.lastSequence() == sequence)
     }
@@ -55,14 +55,14 @@ struct UpdateTests {
         let library = try TestLibrary()
         let note = Sample.note()
         let source = "---\ntitle: \(note.title)\nid: \(note.id)\n---\n\(note.content)"
-        let saved = try library.store.insert(.note(note), sourceText: source)
+        let saved = try library.store.insert(.note(note), source: Data(source.utf8))
         // The CLI writes the same record back without source text: the editor's bytes stay.
         #expect(try library.store.update(.note(note)) == saved)
 
         var edited = note
         edited.favorite = true
         let rerendered = try library.store.update(.note(edited))
-        #expect(rerendered.content == MarkdownCodec.render(.note(edited)))
+        #expect(rerendered.text == MarkdownCodec.render(.note(edited)))
         #expect(rerendered.version == saved.version + 1)
     }
 
@@ -91,10 +91,10 @@ struct UpdateTests {
         let original = try library.store.insert(.book(Sample.book()))
         let draft = "---\ncurrent_page: many\n---\n"
         let diagnostics = [Diagnostic(line: 2, message: "current_page: \"many\" is not a whole number")]
-        let drafted = try library.store.saveDraft(id: original.item.id, text: draft, diagnostics: diagnostics)
+        let drafted = try library.store.saveDraft(id: original.item.id, bytes: Data(draft.utf8), diagnostics: diagnostics)
 
         #expect(drafted.item == original.item)
-        #expect(drafted.content == draft)
+        #expect(drafted.text == draft)
         #expect(drafted.draftDiagnostics == diagnostics)
         #expect(drafted.version == original.version + 1)
         #expect(drafted.modified > original.modified)
@@ -108,12 +108,12 @@ struct UpdateTests {
     @Test func aValidSaveClearsTheDraftEvenWithAnUnchangedRecord() throws {
         let library = try TestLibrary()
         let original = try library.store.insert(.book(Sample.book()))
-        let drafted = try library.store.saveDraft(id: original.item.id, text: "broken",
+        let drafted = try library.store.saveDraft(id: original.item.id, bytes: Data("broken".utf8),
                                                   diagnostics: [Diagnostic(line: 1, message: "no frontmatter")])
         let fixed = try library.store.update(original.item, basedOn: drafted.version)
 
         #expect(fixed.draftDiagnostics == nil)
-        #expect(fixed.content == MarkdownCodec.render(original.item))
+        #expect(fixed.text == MarkdownCodec.render(original.item))
         #expect(fixed.version == drafted.version + 1)
         #expect(try library.store.summary(id: original.item.id)?.hasDraft == false)
     }
@@ -122,8 +122,8 @@ struct UpdateTests {
         let library = try TestLibrary()
         let original = try library.store.insert(.note(Sample.note()))
         let diagnostics = [Diagnostic(line: 1, message: "unclosed frontmatter")]
-        let drafted = try library.store.saveDraft(id: original.item.id, text: "---\n", diagnostics: diagnostics)
-        #expect(try library.store.saveDraft(id: original.item.id, text: "---\n", diagnostics: diagnostics) == drafted)
+        let drafted = try library.store.saveDraft(id: original.item.id, bytes: Data("---\n".utf8), diagnostics: diagnostics)
+        #expect(try library.store.saveDraft(id: original.item.id, bytes: Data("---\n".utf8), diagnostics: diagnostics) == drafted)
     }
 
     @Test func aFailedWriteKeepsNothingOfItsTransaction() throws {
@@ -131,7 +131,7 @@ struct UpdateTests {
         struct Abort: Error {}
         #expect(throws: Abort.self) {
             try library.store.write { writer in
-                _ = try writer.insert(.book(Sample.book()), path: nil, sourceText: nil)
+                _ = try writer.insert(.book(Sample.book()), path: nil, source: nil)
                 throw Abort()
             }
         }

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import ShelfModel
 import ShelfStore
 
@@ -18,6 +19,6 @@ struct ShowCommand: ParsableCommand {
         guard let record = try store.record(id: ItemID(item)) ?? store.record(atPath: path) else {
             throw CLIError("no item with id or path \"\(item)\". `shelf list` shows ids and paths.")
         }
-        print(record.content, terminator: "")
+        FileHandle.standardOutput.write(record.content)  // the file's bytes, not a re-encoding
     }
 }
