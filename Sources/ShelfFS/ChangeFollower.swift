@@ -59,24 +59,29 @@ final class ChangeFollower: Sendable {
         guard let last = changes.last else { return 0 }
         var seen = Set<ItemID>()
         for change in changes where seen.insert(change.id).inserted {
-            try apply(current: fileSystem.store.summary(id: change.id), id: change.id)
+            try apply(change.id)
         }
         sequence.withLock { $0 = last.sequence }
         return changes.count
     }
 
-    private func apply(current: ItemSummary?, id: ItemID) throws {
+    /// Brings the index's entry for `id` up to the store's. A save through this mount may
+    /// record a newer state between the store read and the update: then the read is stale, and
+    /// the store is read again.
+    private func apply(_ id: ItemID) throws {
         let index = fileSystem.index
-        let known = index.summary(id: id)
-        if let known, let current, known.version == current.version, known.path == current.path { return }
+        var known: ItemSummary?
+        var current: ItemSummary?
+        repeat {
+            known = index.summary(id: id)
+            current = try fileSystem.store.summary(id: id)
+            if let known, let current, known.version == current.version, known.path == current.path { return }
+            if let current {
+                for folder in try fileSystem.ensureFolder(MountPath(current.path).parent) { announceName(folder) }
+            }
+        } while !index.put(current, for: id, ifStill: known)
         let itemInode = fileSystem.inodes.kernelInode(for: .item(id))
-        if let current {
-            for folder in try fileSystem.ensureFolder(MountPath(current.path).parent) { announceName(folder) }
-            index.put(current)
-            if known?.path != current.path { announceName(MountPath(current.path)) }
-        } else {
-            index.remove(id)
-        }
+        if let current, known?.path != current.path { announceName(MountPath(current.path)) }
         if let known, known.path != current?.path {
             forgetName(MountPath(known.path), deletedInode: current == nil ? itemInode : nil)
         }

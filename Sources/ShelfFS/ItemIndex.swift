@@ -137,6 +137,26 @@ final class ItemIndex: Sendable {
         }
     }
 
+    /// Records `summary` (nil: the item is gone) only if the index still holds `expected` for
+    /// `id`: a state read from the store loses to a save this mount recorded meanwhile, which
+    /// is as new or newer. Returns whether it was recorded.
+    func put(_ summary: ItemSummary?, for id: ItemID, ifStill expected: ItemSummary?) -> Bool {
+        state.withLock { state in
+            guard state.byID[id]?.summary == expected else { return false }
+            if let summary {
+                if let slot = state.byID[id], slot.summary.path.hasSameBytes(as: summary.path) {
+                    slot.summary = summary
+                } else {
+                    _ = Self.remove(id, from: &state)
+                    Self.insert(Slot(summary), into: &state)
+                }
+            } else {
+                _ = Self.remove(id, from: &state)
+            }
+            return true
+        }
+    }
+
     /// Forgets a trashed or deleted item; returns its last known state.
     @discardableResult
     func remove(_ id: ItemID) -> ItemSummary? {

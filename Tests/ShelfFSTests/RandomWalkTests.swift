@@ -1,0 +1,35 @@
+import Foundation
+import Testing
+import FuseTestSupport
+import ShelfModel
+import ShelfStore
+@testable import ShelfFS
+
+/// xfstests' fsx through a real mount: `scripts/fsx.py` applies a random walk of file operations
+/// to item files and to a shadow copy in a plain folder, and compares the two after every step;
+/// after an unmount and a fresh mount of the same library, every file must still read as its
+/// shadow. Fixed seeds here; `scripts/soak` walks longer.
+@Suite(.serialized) struct RandomWalkTests {
+    static let script = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("scripts/fsx.py").path
+
+    @Test(arguments: [11, 12, 13])
+    func itemFilesReadBackExactlyAsWrittenUnderAnySequence(seed: Int) throws {
+        let library = try TestLibrary()
+        let note = try library.addNote()
+        let book = try library.addBook()
+        let shadow = library.folder.appendingPathComponent("shadow").path
+        try library.withMount { mount in
+            let walk = try mount.run("python3", [Self.script, "--mount", mount.mountpoint, "--shadow", shadow,
+                                                 "--seed", String(seed), "--steps", "300", note.path, book.path],
+                                     timeout: .seconds(120))
+            #expect(walk.succeeded, "\(walk.stderr)")
+        }
+        try library.withMount { mount in
+            let verify = try mount.run("python3", [Self.script, "--mount", mount.mountpoint, "--shadow", shadow, "--verify"],
+                                       timeout: .seconds(30))
+            #expect(verify.succeeded, "after a remount: \(verify.stderr)")
+        }
+    }
+}

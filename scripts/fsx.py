@@ -1,0 +1,239 @@
+#!/usr/bin/env python3
+"""A random walk of ordinary file operations on item files, checked against a shadow copy.
+
+Modelled on xfstests' fsx: every operation is applied to a file in the mount and to its twin in
+a plain folder (the shadow), and after every step the two must read back the same bytes with the
+same size. Operations: pwrite at any offset (holes included), ftruncate up and down, O_APPEND
+writes, O_TRUNC rewrites, a temp file renamed over the file, several writes and reads on one
+descriptor, two descriptors on one file, fsync, and new files. Written bytes mix text, split
+multibyte characters, bytes that are not UTF-8, NULs, CRLF, a BOM and frontmatter-like lines.
+
+  fsx.py --mount M --shadow S --seed N --steps N FILE...   walk (FILE: paths relative to M;
+                                                           the shadow starts as copies of them)
+  fsx.py --mount M --shadow S --verify                     compare every shadow file with M
+
+Exit status 0 when everything matched; 1 with the first divergence, the seed and the step on
+stderr. Each operation has a deadline (SIGALRM): a hung mount fails the walk instead of hanging.
+"""
+import argparse
+import os
+import random
+import shutil
+import signal
+import sys
+
+DEADLINE_SECONDS = 10
+TEXTS = ["Read slowly.\n", "---\ntitle: Walk\n---\n", "# Heading\n\n## Passages\n", "> quoted ^p-1a2b\n",
+         "é", "日本語", "🙂", "\r\n", "\ufeff", "tags:\n  - a\n"]
+
+
+class Divergence(Exception):
+    pass
+
+
+def on_alarm(signum, frame):
+    raise TimeoutError(f"an operation took longer than {DEADLINE_SECONDS} s")
+
+
+def payload(rng):
+    """Some bytes of one of several kinds; multibyte text may be cut inside a character."""
+    kind = rng.randrange(6)
+    if kind == 0:
+        return "".join(rng.choice(TEXTS) for _ in range(rng.randrange(1, 6))).encode()
+    if kind == 1:
+        text = "".join(rng.choice(TEXTS[4:7]) for _ in range(rng.randrange(1, 8))).encode()
+        return text[rng.randrange(len(text)):] if rng.random() < 0.5 else text[:rng.randrange(1, len(text) + 1)]
+    if kind == 2:
+        return bytes(rng.randrange(256) for _ in range(rng.randrange(1, 64)))
+    if kind == 3:
+        return b"\0" * rng.randrange(1, 32)
+    if kind == 4:
+        return bytes([rng.choice([0x80, 0xbf, 0xc3, 0xe6, 0xf0, 0xff])])
+    return bytes(rng.randrange(32, 127) for _ in range(rng.randrange(1, 4096)))
+
+
+class Walk:
+    def __init__(self, mount, shadow, seed, files):
+        self.mount, self.shadow, self.seed = mount, shadow, seed
+        self.rng = random.Random(seed)
+        self.files = list(files)
+        self.created = 0
+        self.trace = False
+
+    def both(self, relative):
+        return os.path.join(self.mount, relative), os.path.join(self.shadow, relative)
+
+    def size(self, relative):
+        return os.path.getsize(self.both(relative)[1])
+
+    # Each operation does the same thing to the mount's file and to the shadow's.
+
+    def pwrite(self, relative):
+        offset = self.rng.randrange(self.size(relative) + 64)
+        data = payload(self.rng)
+        for path in self.both(relative):
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.pwrite(fd, data, offset)
+            finally:
+                os.close(fd)
+
+    def truncate(self, relative):
+        size = self.rng.randrange(self.size(relative) * 2 + 16)
+        for path in self.both(relative):
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                os.ftruncate(fd, size)
+            finally:
+                os.close(fd)
+
+    def append(self, relative):
+        data = payload(self.rng)
+        for path in self.both(relative):
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+            try:
+                os.write(fd, data)
+            finally:
+                os.close(fd)
+
+    def rewrite(self, relative):
+        data = b"".join(payload(self.rng) for _ in range(self.rng.randrange(1, 4)))
+        for path in self.both(relative):
+            with open(path, "wb") as file:
+                file.write(data)
+
+    def replace(self, relative):
+        data = b"".join(payload(self.rng) for _ in range(self.rng.randrange(1, 4)))
+        for path in self.both(relative):
+            folder, name = os.path.split(path)
+            temporary = os.path.join(folder, f".{name}.fsx-tmp")
+            with open(temporary, "wb") as file:
+                file.write(data)
+                if self.rng.random() < 0.3:
+                    file.flush()
+                    os.fsync(file.fileno())
+            os.rename(temporary, path)
+
+    def session(self, relative):
+        """Several writes and reads on one descriptor, reads checked as they go, maybe fsync."""
+        script = [(self.rng.randrange(3), payload(self.rng), self.rng.random()) for _ in range(self.rng.randrange(2, 6))]
+        sync = self.rng.random() < 0.4
+        mount_path, shadow_path = self.both(relative)
+        fds = [os.open(mount_path, os.O_RDWR), os.open(shadow_path, os.O_RDWR)]
+        try:
+            for action, data, where in script:
+                size = os.fstat(fds[1]).st_size
+                offset = int(where * (size + 8))
+                if action == 0:
+                    for fd in fds:
+                        os.pwrite(fd, data, offset)
+                elif action == 1:
+                    for fd in fds:
+                        os.ftruncate(fd, offset)
+                else:
+                    got = [os.pread(fd, 4096, offset) for fd in fds]
+                    if got[0] != got[1]:
+                        raise Divergence(f"read on an open descriptor at {offset}: mount {got[0][:80]!r} shadow {got[1][:80]!r}")
+            if sync:
+                for fd in fds:
+                    os.fsync(fd)
+        finally:
+            for fd in fds:
+                os.close(fd)
+
+    def two_descriptors(self, relative):
+        """Writes through one descriptor are seen through another open on the same file."""
+        mount_path, shadow_path = self.both(relative)
+        data, more = payload(self.rng), payload(self.rng)
+        offset = self.rng.randrange(self.size(relative) + 1)
+        opened = [(os.open(path, os.O_RDWR), os.open(path, os.O_RDONLY)) for path in (mount_path, shadow_path)]
+        try:
+            for writer, _ in opened:
+                os.pwrite(writer, data, offset)
+            got = [os.pread(reader, len(data), offset) for _, reader in opened]
+            if got[0] != got[1]:
+                raise Divergence(f"second descriptor read {got[0][:80]!r}, shadow {got[1][:80]!r}")
+            for writer, _ in opened:
+                os.write(writer, more)
+        finally:
+            for pair in opened:
+                for fd in pair:
+                    os.close(fd)
+
+    def create(self, relative):
+        folder = os.path.dirname(relative)
+        self.created += 1
+        name = os.path.join(folder, f"fsx {self.seed} {self.created}.md")
+        data = payload(self.rng)
+        for path in self.both(name):
+            with open(path, "wb") as file:
+                file.write(data)
+        self.files.append(name)
+        return name
+
+    def run(self, steps):
+        operations = [self.pwrite, self.pwrite, self.truncate, self.append, self.rewrite, self.replace,
+                      self.session, self.two_descriptors]
+        for step in range(steps):
+            relative = self.rng.choice(self.files)
+            operation = self.create if self.rng.random() < 0.02 else self.rng.choice(operations)
+            signal.alarm(DEADLINE_SECONDS)
+            if self.trace:
+                print(f"step {step}: {operation.__name__} {relative!r} (size {self.size(relative)})", file=sys.stderr)
+            try:
+                touched = operation(relative) or relative
+                compare(self.mount, self.shadow, touched)
+            except (Divergence, OSError, TimeoutError) as error:
+                raise Divergence(f"seed {self.seed}, step {step}, {operation.__name__} on {relative!r}: {error}") from None
+            finally:
+                signal.alarm(0)
+
+
+def compare(mount, shadow, relative):
+    with open(os.path.join(shadow, relative), "rb") as file:
+        expected = file.read()
+    path = os.path.join(mount, relative)
+    with open(path, "rb") as file:
+        actual = file.read()
+    size = os.stat(path).st_size
+    if actual != expected:
+        first = next((i for i, (a, b) in enumerate(zip(actual, expected)) if a != b), min(len(actual), len(expected)))
+        raise Divergence(f"{relative!r} reads {len(actual)} bytes, shadow {len(expected)}; first difference at {first}: "
+                         f"mount {actual[first:first + 40]!r} shadow {expected[first:first + 40]!r}")
+    if size != len(expected):
+        raise Divergence(f"{relative!r}: st_size {size}, but {len(expected)} bytes read")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--mount", required=True)
+    parser.add_argument("--shadow", required=True)
+    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--steps", type=int, default=400)
+    parser.add_argument("--verify", action="store_true")
+    parser.add_argument("--trace", action="store_true", help="print each step on stderr")
+    parser.add_argument("files", nargs="*")
+    arguments = parser.parse_args()
+    signal.signal(signal.SIGALRM, on_alarm)
+    try:
+        if arguments.verify:
+            for folder, _, names in os.walk(arguments.shadow):
+                for name in names:
+                    compare(arguments.mount, arguments.shadow,
+                            os.path.relpath(os.path.join(folder, name), arguments.shadow))
+            return 0
+        for relative in arguments.files:
+            target = os.path.join(arguments.shadow, relative)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copyfile(os.path.join(arguments.mount, relative), target)
+        walk = Walk(arguments.mount, arguments.shadow, arguments.seed, arguments.files)
+        walk.trace = arguments.trace
+        walk.run(arguments.steps)
+    except (Divergence, OSError, TimeoutError) as error:
+        print(f"fsx: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
