@@ -40,6 +40,10 @@ public final class CloseWatcher: @unchecked Sendable {
     private var isRunning = false
     /// The write end of the pipe that wakes the thread when folders are queued or on stop.
     private var wakeDescriptor: Int32 = -1
+    /// ``drain(timeout:)`` tickets: the last one asked for, and the last one whose events were
+    /// delivered.
+    private var drainAsked: UInt64 = 0
+    private var drainDone: UInt64 = 0
 
     package init() {}
 
@@ -55,6 +59,24 @@ public final class CloseWatcher: @unchecked Sendable {
             guard !isStopped else { return }
             pendingFolders.append(folder)
             wake()
+        }
+    }
+
+    /// Delivers every event the kernel has queued so far and returns once the handler has
+    /// run for each; false if the thread did not get to them within `timeout` (or is not
+    /// running). A close that returned before this call was queued before it, so afterwards
+    /// the filesystem has heard of it: what read-your-writes across processes rests on.
+    public func drain(timeout: Duration = .seconds(2)) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout.seconds)
+        return condition.withLock {
+            guard isRunning, !isStopped else { return false }
+            drainAsked += 1
+            let ticket = drainAsked
+            wake()
+            while drainDone < ticket {
+                guard condition.wait(until: deadline), isRunning else { return false }
+            }
+            return true
         }
     }
 
@@ -104,7 +126,7 @@ public final class CloseWatcher: @unchecked Sendable {
         if inotify < 0 { fuseKitLogger.error("close watcher: inotify_init1 failed: \(Errno(errno))") }
         var folders: [Int32: Inode] = [:]
         var buffer = [UInt8](repeating: 0, count: 64 * 1024)
-        while let (mountpoint, newFolders, handler) = nextRound() {
+        while let (mountpoint, newFolders, handler, drainTicket) = nextRound() {
             if inotify >= 0 {
                 for folder in newFolders {
                     if let inode = addWatch(inotify, mountpoint, folder, into: &folders) { handler?(.watching(folder: inode)) }
@@ -112,10 +134,18 @@ public final class CloseWatcher: @unchecked Sendable {
             }
             var descriptors = [pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0),
                                pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
-            guard poll(&descriptors, inotify >= 0 ? 2 : 1, -1) >= 0 || errno == EINTR else { break }
-            if descriptors[0].revents != 0 { drain(wakeUp) }
-            if inotify >= 0, descriptors[1].revents != 0 {
+            // A drain asked for is answered without waiting: the reads below take what is queued.
+            let wait: Int32 = drainTicket == nil ? -1 : 0
+            guard poll(&descriptors, inotify >= 0 ? 2 : 1, wait) >= 0 || errno == EINTR else { break }
+            if descriptors[0].revents != 0 { emptyPipe(wakeUp) }
+            if inotify >= 0, descriptors[1].revents != 0 || drainTicket != nil {
                 for event in readEvents(inotify, into: &buffer, folders: &folders) { handler?(event) }
+            }
+            if let drainTicket {
+                condition.withLock {
+                    drainDone = max(drainDone, drainTicket)
+                    condition.broadcast()
+                }
             }
         }
         if inotify >= 0 { close(inotify) }
@@ -128,12 +158,13 @@ public final class CloseWatcher: @unchecked Sendable {
         }
     }
 
-    /// The folders queued since the last round and the current handler; nil once stopped.
-    private func nextRound() -> (String, [String], Handler?)? {
+    /// The folders queued since the last round, the current handler, and the drain ticket to
+    /// answer this round, if one waits; nil once stopped.
+    private func nextRound() -> (String, [String], Handler?, UInt64?)? {
         condition.withLock {
             guard !isStopped, let mountpoint else { return nil }
             defer { pendingFolders.removeAll() }
-            return (mountpoint, pendingFolders, handler)
+            return (mountpoint, pendingFolders, handler, drainAsked > drainDone ? drainAsked : nil)
         }
     }
 
@@ -186,7 +217,7 @@ public final class CloseWatcher: @unchecked Sendable {
         }
     }
 
-    private func drain(_ descriptor: Int32) {
+    private func emptyPipe(_ descriptor: Int32) {
         var bytes = [UInt8](repeating: 0, count: 64)
         while bytes.withUnsafeMutableBytes({ Glibc.read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
     }

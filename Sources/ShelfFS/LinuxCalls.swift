@@ -6,6 +6,7 @@ enum LinuxCalls {
     static let xattrCreate: Int32 = 1  // XATTR_CREATE
     static let xattrReplace: Int32 = 2  // XATTR_REPLACE
     static let timeOmit = (1 << 30) - 2  // UTIME_OMIT
+    static let openPath: Int32 = 0o10000000  // O_PATH: a descriptor that only names a file
 
     typealias GetAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int
     typealias SetAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32) -> Int32

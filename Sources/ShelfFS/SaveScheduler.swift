@@ -19,6 +19,8 @@ final class SaveScheduler: @unchecked Sendable {
     private var due: [UInt64: Date] = [:]
     private var running = false
     private var stopped = false
+    /// The inode the thread is saving now, if any.
+    private var inFlight: UInt64?
 
     init(idleDelay: TimeInterval) {
         self.idleDelay = idleDelay
@@ -68,6 +70,25 @@ final class SaveScheduler: @unchecked Sendable {
         }
     }
 
+    /// Saves, on the caller's thread, every inode that is due now (its writer closed it) and
+    /// waits for the save the thread has under way: on return, every close reported so far is
+    /// committed, or `save`'s first error is thrown (the rest are still tried). Files still
+    /// open for writing are left to their close.
+    func saveDueNow(_ save: (UInt64) throws -> Void) throws {
+        let now = Date()
+        let inodes = condition.withLock {
+            let due = self.due.filter { $0.value <= now }.map(\.key)
+            for inode in due { self.due[inode] = nil }
+            while inFlight != nil { condition.wait() }
+            return due
+        }
+        var firstError: Error?
+        for inode in inodes {
+            do { try save(inode) } catch { firstError = firstError ?? error }
+        }
+        if let firstError { throw firstError }
+    }
+
     private func schedule(_ inode: UInt64, at date: Date) {
         condition.withLock {
             due[inode] = date
@@ -78,6 +99,10 @@ final class SaveScheduler: @unchecked Sendable {
     private func saveUntilStopped(_ save: @Sendable (UInt64) -> Void) {
         while let inode = nextDue() {
             save(inode)
+            condition.withLock {
+                inFlight = nil
+                condition.broadcast()
+            }
         }
         condition.withLock {
             running = false
@@ -92,6 +117,7 @@ final class SaveScheduler: @unchecked Sendable {
                 let now = Date()
                 if let (inode, _) = due.first(where: { $0.value <= now }) {
                     due[inode] = nil
+                    inFlight = inode
                     return inode
                 }
                 if let next = due.values.min() {

@@ -633,6 +633,15 @@ final class ShelfFileSystem: Sendable {
         recentSaves.keep(record.item.id, version: record.version, content: record.content)
     }
 
+    /// Commits every save whose writer has closed its file (a `shelf` command asks, through
+    /// ``MountControl``): the close watcher first delivers the closes the kernel has queued.
+    func commitClosedSaves() throws {
+        if closeWatcher.withLock({ $0 })?.drain() == false {
+            logger.warning("the close watcher did not report its queued closes in time; saves of just-closed files may follow later")
+        }
+        try saves.saveDueNow { try save($0) }
+    }
+
     /// Saves every file with unsaved writes (unmount).
     func saveAll() {
         for inode in buffers.unsavedInodes() {
@@ -699,7 +708,7 @@ final class ShelfFileSystem: Sendable {
 
     func extendedAttribute(_ inode: UInt64, name: String) throws -> [UInt8] {
         guard !Self.isUnsupported(name) else { throw Errno(EOPNOTSUPP) }
-        switch inodes.key(of: inode) {
+        switch try keyWithWritesSaved(inode) {
         case .plain(let path): return try plain.getAttribute(path, name: name)
         case .item(let id):
             guard name.hasPrefix(Self.attributePrefix), let value = try itemAttributes(id)[name] else { throw Errno(ENODATA) }
@@ -710,7 +719,7 @@ final class ShelfFileSystem: Sendable {
     }
 
     func extendedAttributeNames(_ inode: UInt64) throws -> [String] {
-        switch inodes.key(of: inode) {
+        switch try keyWithWritesSaved(inode) {
         case .plain(let path): return try plain.attributeNames(path).filter { !Self.isUnsupported($0) }
         case .item(let id): return try itemAttributes(id).keys.sorted()
         case .newItemFile, .status: return []
@@ -736,6 +745,13 @@ final class ShelfFileSystem: Sendable {
         guard !Self.isUnsupported(name) else { throw Errno(EOPNOTSUPP) }
         guard case .plain(let path) = inodes.key(of: inode) else { throw Errno(EPERM) }
         try plain.removeAttribute(path, name: name)
+    }
+
+    /// What `inode` stands for once its unsaved writes are committed: an item's attributes
+    /// describe the save that `close()` just ended (read-your-writes), not the one before it.
+    private func keyWithWritesSaved(_ inode: UInt64) throws -> NodeKey? {
+        if buffers.buffer(of: inode)?.isDirty == true { try save(inode) }
+        return inodes.key(of: inode)
     }
 
     /// `user.shelf.id`, `.kind`, `.version`, and `.error` while an invalid save is pending.

@@ -11,6 +11,8 @@ import ShelfStore
 public final class ShelfFuseOperations: FuseOperations {
     let fileSystem: ShelfFileSystem
     private let follower: ChangeFollower
+    /// Where `shelf` commands ask this mount to commit closed saves; nil until attached.
+    private let control = Mutex<MountControl.Server?>(nil)
     /// Folder listings by `opendir` handle: one consistent snapshot per open, so offsets hold.
     private let listings = Mutex<(next: UInt64, open: [UInt64: OpenListing])>((1, [:]))
 
@@ -28,6 +30,15 @@ public final class ShelfFuseOperations: FuseOperations {
         fileSystem.attach(session.notifier)
         fileSystem.startSaving(closeWatcher: session.closeWatcher)
         follower.start()
+        do {
+            let server = try MountControl.Server(library: fileSystem.store.folder) { [fileSystem] in
+                try fileSystem.commitClosedSaves()
+            }
+            server.start()
+            control.withLock { $0 = server }
+        } catch {
+            fileSystem.logger.error("shelf commands cannot reach this mount (\(error)); they may not see saves made just before them")
+        }
     }
 
     /// The mount options a library needs. Opens are stateless, so Shelf never sees who opens a
@@ -53,6 +64,7 @@ public final class ShelfFuseOperations: FuseOperations {
 
     /// Unmount: stop following and saving, then save every file's unsaved writes.
     public func destroy() {
+        control.withLock { $0.take() }?.stop()
         follower.stop()
         fileSystem.saves.stop()
         fileSystem.saveAll()

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ShelfFS
 import ShelfStore
 
 /// The `--library` option every command shares, and how a command finds its library:
@@ -21,8 +22,14 @@ struct LibraryOptions: ParsableArguments {
     }
 
     /// Opens the library; a missing or foreign folder fails with the store's message naming the fix.
+    /// A mount of the library first commits the saves whose writers have closed their files,
+    /// so the command sees every save that `close()` has returned from.
     func open() throws -> LibraryStore {
-        try LibraryStore.open(at: resolvedFolder())
+        let store = try LibraryStore.open(at: resolvedFolder())
+        for warning in MountControl.commitPendingSaves(library: store.folder) {
+            FileHandle.standardError.write(Data("shelf: warning: \(warning)\n".utf8))
+        }
+        return store
     }
 }
 

@@ -1,0 +1,181 @@
+import Foundation
+import Glibc
+
+/// The channel through which `shelf` commands reach the running mounts of their library, so a
+/// command sees every save whose `close()` returned before it started (read-your-writes across
+/// processes): the mount commits what is pending, then the command reads the store.
+///
+/// Each mount listens on a Unix socket `run/control-<pid>.sock` in the library folder (owner
+/// only, like the folder). The protocol is one line each way: `commit` → `ok` or
+/// `error <message>`. A command gives every mount a deadline, so a hung mount cannot hang it.
+/// Sockets are reached through `/proc/self/fd/<folder descriptor>/…`, which keeps their
+/// address short whatever the library's path (a socket address holds at most 107 bytes).
+public enum MountControl {
+    static let folderName = "run"
+    static let socketPrefix = "control-"
+    static let socketSuffix = ".sock"
+
+    /// Serves one mount's socket on its own thread until ``stop()``.
+    final class Server: @unchecked Sendable {
+        private let socketURL: URL
+        private let listener: Int32
+        private let commit: @Sendable () throws -> Void
+        private let finished = DispatchSemaphore(value: 0)
+
+        /// Listens at `run/control-<pid>.sock` in `library`; `commit` answers each request.
+        init(library: URL, commit: @escaping @Sendable () throws -> Void) throws {
+            let folder = library.appendingPathComponent(MountControl.folderName, isDirectory: true)
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
+            let name = MountControl.socketPrefix + "\(getpid())" + MountControl.socketSuffix
+            socketURL = folder.appendingPathComponent(name)
+            unlink(socketURL.path)  // a dead process of the same pid left it
+            listener = try MountControl.withShortAddress(of: folder, name: name) { address, length in
+                let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+                guard fd >= 0 else { throw MountControlError.system("socket", errno) }
+                let previous = umask(0o077)
+                defer { umask(previous) }
+                guard bind(fd, address, length) == 0, listen(fd, 16) == 0 else {
+                    let error = errno
+                    close(fd)
+                    throw MountControlError.system("bind \(folder.path)/\(name)", error)
+                }
+                return fd
+            }
+            self.commit = commit
+        }
+
+        func start() {
+            let thread = Thread { [self] in
+                while true {
+                    let connection = accept(listener, nil, nil)
+                    if connection < 0 {
+                        if errno == EINTR || errno == ECONNABORTED { continue }
+                        break  // shut down by stop()
+                    }
+                    answer(connection)
+                    close(connection)
+                }
+                finished.signal()
+            }
+            thread.name = "shelf.mount-control"
+            thread.start()
+        }
+
+        /// Stops listening, waits for the request under way, and removes the socket.
+        func stop() {
+            unlink(socketURL.path)
+            shutdown(listener, Int32(SHUT_RDWR))
+            finished.wait()
+            close(listener)
+        }
+
+        private func answer(_ connection: Int32) {
+            MountControl.setTimeout(connection, .seconds(5))
+            guard MountControl.readLine(connection) == "commit" else {
+                MountControl.writeLine(connection, "error unknown request")
+                return
+            }
+            do {
+                try commit()
+                MountControl.writeLine(connection, "ok")
+            } catch {
+                MountControl.writeLine(connection, "error \(error)")
+            }
+        }
+    }
+
+    /// Has every mount of the library at `library` commit the saves whose writers have closed
+    /// their files, waiting at most `timeout` for each. Returns one line per mount that could
+    /// not (it answered with an error, or not in time), for the command to show as a warning.
+    public static func commitPendingSaves(library: URL, timeout: Duration = .seconds(5)) -> [String] {
+        let folder = library.appendingPathComponent(folderName, isDirectory: true)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasPrefix(socketPrefix) && $0.hasSuffix(socketSuffix) }.sorted().compactMap { name in
+            do {
+                let answer = try request("commit", to: name, in: folder, timeout: timeout)
+                return answer == "ok" ? nil : "the mount (\(name)) could not commit its pending saves: \(answer)"
+            } catch MountControlError.system(_, ECONNREFUSED) {
+                unlink(folder.appendingPathComponent(name).path)  // its mount process is gone
+                return nil
+            } catch MountControlError.system(_, ENOENT) {
+                return nil  // unmounted meanwhile
+            } catch {
+                return "the mount (\(name)) did not confirm its pending saves within \(timeout): \(error); what it saved last may be missing here"
+            }
+        }
+    }
+
+    private static func request(_ line: String, to name: String, in folder: URL, timeout: Duration) throws -> String {
+        try withShortAddress(of: folder, name: name) { address, length in
+            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            guard fd >= 0 else { throw MountControlError.system("socket", errno) }
+            defer { close(fd) }
+            setTimeout(fd, timeout)
+            guard connect(fd, address, length) == 0 else { throw MountControlError.system("connect", errno) }
+            writeLine(fd, line)
+            guard let answer = readLine(fd) else { throw MountControlError.noAnswer }
+            return answer
+        }
+    }
+
+    /// Runs `body` with the address `/proc/self/fd/<descriptor of folder>/name`.
+    private static func withShortAddress<T>(of folder: URL, name: String,
+                                            _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> T) throws -> T {
+        let directory = open(folder.path, LinuxCalls.openPath | O_DIRECTORY | O_CLOEXEC)
+        guard directory >= 0 else { throw MountControlError.system("open \(folder.path)", errno) }
+        defer { close(directory) }
+        var address = sockaddr_un()
+        address.sun_family = sa_family_t(AF_UNIX)
+        let path = Array("/proc/self/fd/\(directory)/\(name)".utf8)
+        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { throw MountControlError.nameTooLong(name) }
+        withUnsafeMutableBytes(of: &address.sun_path) { raw in
+            raw.copyBytes(from: path)
+            raw[path.count] = 0
+        }
+        return try withUnsafePointer(to: &address) { pointer in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                try body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
+            }
+        }
+    }
+
+    private static func setTimeout(_ fd: Int32, _ timeout: Duration) {
+        var value = timeval(tv_sec: Int(timeout.components.seconds),
+                            tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
+        for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
+            setsockopt(fd, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
+        }
+    }
+
+    private static func writeLine(_ fd: Int32, _ line: String) {
+        let bytes = Array((line + "\n").utf8)
+        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
+    /// One line (without its newline), or nil at end of stream or timeout.
+    private static func readLine(_ fd: Int32) -> String? {
+        var line: [UInt8] = []
+        var byte: UInt8 = 0
+        while line.count < 4096 {
+            guard recv(fd, &byte, 1, 0) == 1 else { return nil }
+            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
+            line.append(byte)
+        }
+        return nil
+    }
+}
+
+enum MountControlError: Error, CustomStringConvertible {
+    case system(String, Int32)
+    case nameTooLong(String)
+    case noAnswer
+
+    var description: String {
+        switch self {
+        case .system(let call, let code): "\(call): \(String(cString: strerror(code)))"
+        case .nameTooLong(let name): "the control socket name \(name) is too long"
+        case .noAnswer: "no answer"
+        }
+    }
+}
