@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import FuseKit
 
 /// The bytes of one item inode held in memory instead of read from the store: a program's
 /// writes that are not saved yet, or the version a replaced file showed, kept for the programs
@@ -19,14 +20,18 @@ final class ItemBuffer: Sendable {
         var modified: Date
         /// Taken out of the table; a writer that meets it starts again with the table's buffer.
         var detached = false
+        /// The journal entry mirroring `bytes` while they hold unsaved writes.
+        var journal: SaveJournal.Entry?
     }
 
     let inode: UInt64
     fileprivate let state: Mutex<State>
+    fileprivate let journal: SaveJournal
 
-    fileprivate init(inode: UInt64, _ state: State) {
+    fileprivate init(inode: UInt64, _ state: State, journal: SaveJournal) {
         self.inode = inode
         self.state = Mutex(state)
+        self.journal = journal
     }
 
     /// Up to `size` bytes at `offset`; nil once detached (the store has these bytes now).
@@ -45,15 +50,25 @@ final class ItemBuffer: Sendable {
 
     var isDirty: Bool { state.withLock { $0.dirty } }
 
-    /// Runs `save` on the unsaved bytes, if any, and marks them saved at the version it returns.
-    /// The buffer stays locked meanwhile, so no write interleaves with its own save.
+    /// Runs `save` on the unsaved bytes, if any, and marks them saved at the version it returns;
+    /// their journal entry ends. The buffer stays locked meanwhile, so no write interleaves
+    /// with its own save.
     func saveIfDirty(_ save: (_ bytes: [UInt8], _ baseVersion: Int64?, _ modified: Date) throws -> Int64) throws {
         try state.withLock { state in
             guard state.dirty, !state.detached else { return }
             state.baseVersion = try save(state.bytes, state.baseVersion, state.modified)
             state.dirty = false
+            if let entry = state.journal.take() { journal.end(entry) }
         }
     }
+}
+
+/// A change a program makes to a file's bytes.
+enum BufferEdit {
+    /// `data` at `offset` (at the end when `appending`); a gap before it reads as zeros.
+    case write(offset: Int, data: [UInt8], appending: Bool)
+    /// Truncated or zero-extended to `size`.
+    case resize(Int)
 }
 
 /// The item inodes whose bytes are held in memory (see ``ItemBuffer``), by inode.
@@ -62,44 +77,81 @@ final class ItemBuffer: Sendable {
 /// of different files never wait for one another. Lock order: the table, then a buffer.
 final class ItemBuffers: Sendable {
     private let buffers = Mutex<[UInt64: ItemBuffer]>([:])
+    let journal: SaveJournal
+
+    init(journal: SaveJournal) {
+        self.journal = journal
+    }
 
     func buffer(of inode: UInt64) -> ItemBuffer? {
         buffers.withLock { $0[inode] }
     }
 
-    /// Changes the inode's bytes with `change`, first taking them from `start` when none are
-    /// held (read outside the table's lock: other files are not held up by a store read). Marks
-    /// them unsaved as of now.
-    func write<T>(_ inode: UInt64, start: () throws -> (bytes: [UInt8], baseVersion: Int64?),
-                  _ change: (inout [UInt8]) -> T) throws -> T {
+    /// Applies `edit` to the inode's bytes, first taking them from `start` when none are held
+    /// (read outside the table's lock: other files are not held up by a store read). The
+    /// journal takes the edit first — a journal entry for `target` begins with the first
+    /// unsaved edit — so a write the journal cannot hold (a full disk) fails and changes nothing.
+    /// Marks the bytes unsaved as of now.
+    func apply(_ edit: BufferEdit, to inode: UInt64, start: () throws -> (bytes: [UInt8], baseVersion: Int64?),
+               target: (_ baseVersion: Int64?) -> SaveJournal.Target) throws {
         while true {
             let buffer: ItemBuffer
             if let held = self.buffer(of: inode) {
                 buffer = held
             } else {
                 let (bytes, baseVersion) = try start()
-                let made = ItemBuffer(inode: inode, .init(bytes: bytes, baseVersion: baseVersion, dirty: true,
-                                                          modified: Date()))
+                let made = ItemBuffer(inode: inode, .init(bytes: bytes, baseVersion: baseVersion, dirty: false,
+                                                          modified: Date()), journal: journal)
                 buffer = buffers.withLock { buffers in
                     if let held = buffers[inode] { return held }
                     buffers[inode] = made
                     return made
                 }
             }
-            let result: T? = buffer.state.withLock { state in
-                guard !state.detached else { return nil }
+            let applied = try buffer.state.withLock { state throws(Errno) -> Bool in
+                guard !state.detached else { return false }
+                if state.journal == nil {
+                    state.journal = try journal.begin(inode, target: target(state.baseVersion), bytes: state.bytes)
+                }
+                let entry = state.journal!
+                switch edit {
+                case .write(let offset, let data, let appending):
+                    let start = appending ? state.bytes.count : offset
+                    try journal.write(data, at: start, to: entry)
+                    if start > state.bytes.count { state.bytes += [UInt8](repeating: 0, count: start - state.bytes.count) }
+                    state.bytes.replaceSubrange(start..<min(state.bytes.count, start + data.count), with: data)
+                case .resize(let size):
+                    try journal.truncate(entry, to: size)
+                    if size < state.bytes.count {
+                        state.bytes.removeSubrange(size...)
+                    } else {
+                        state.bytes += [UInt8](repeating: 0, count: size - state.bytes.count)
+                    }
+                }
                 state.dirty = true
                 state.modified = Date()
-                return change(&state.bytes)
+                return true
             }
-            if let result { return result }
+            if applied { return }
         }
     }
 
-    /// Starts the bytes of a new file: empty, and unsaved from its creation so that even an
-    /// empty file becomes an item.
-    func startNewFile(_ inode: UInt64) {
-        buffers.withLock { $0[inode] = ItemBuffer(inode: inode, .init(bytes: [], baseVersion: nil, dirty: true, modified: Date())) }
+    /// Starts the bytes of a new file at `path`: empty, and unsaved from its creation so that
+    /// even an empty file becomes an item.
+    func startNewFile(_ inode: UInt64, at path: String) throws(Errno) {
+        let entry = try journal.begin(inode, target: .newFile(path: path), bytes: [])
+        buffers.withLock {
+            $0[inode] = ItemBuffer(inode: inode, .init(bytes: [], baseVersion: nil, dirty: true, modified: Date(),
+                                                       journal: entry), journal: journal)
+        }
+    }
+
+    /// A new file's unsaved bytes now belong at `path` (it was renamed before its first save).
+    func retarget(_ inode: UInt64, toNewFileAt path: String) throws(Errno) {
+        guard let buffer = buffer(of: inode) else { return }
+        try buffer.state.withLock { state throws(Errno) in
+            if let entry = state.journal { try journal.retarget(entry, to: .newFile(path: path)) }
+        }
     }
 
     /// Keeps `bytes` (version `version` of the item) as what `inode` shows, for the programs that
@@ -108,7 +160,7 @@ final class ItemBuffers: Sendable {
         buffers.withLock { buffers in
             if let held = buffers[inode], held.isDirty { return }
             buffers[inode] = ItemBuffer(inode: inode, .init(bytes: bytes, baseVersion: version, dirty: false,
-                                                            modified: modified))
+                                                            modified: modified), journal: journal)
         }
     }
 

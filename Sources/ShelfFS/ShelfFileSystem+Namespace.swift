@@ -45,7 +45,7 @@ extension ShelfFileSystem {
                 // trashed item coming back).
                 let pending = UUID()
                 newItemFiles.withLock { $0[pending] = path }
-                buffers.startNewFile(inodes.inode(for: .newItemFile(pending)))
+                try buffers.startNewFile(inodes.inode(for: .newItemFile(pending)), at: path.rawValue)
                 return CreatedFile(entry: try entry(for: .newItemFile(pending)), file: OpenedFile())
             }
             // Opened read-write whatever the mode: the creator may write a file it makes read-only.
@@ -153,6 +153,7 @@ extension ShelfFileSystem {
             case (.newItemFile(let pending), true):
                 try removeForReplacement(target)
                 newItemFiles.withLock { $0[pending] = to }
+                if let inode = inodes.existingInode(for: source) { try buffers.retarget(inode, toNewFileAt: to.rawValue) }
             case (.newItemFile, false):
                 throw Errno(EXDEV)  // not saved yet, so no bytes to keep as a plain file
             case (.status, _):

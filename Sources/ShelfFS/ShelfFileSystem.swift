@@ -50,7 +50,7 @@ final class ShelfFileSystem: Sendable {
     let store: LibraryStore
     let index: ItemIndex
     let inodes = InodeTable()
-    let buffers = ItemBuffers()
+    let buffers: ItemBuffers
     let descriptors = PlainDescriptors()
     let staleAttributes = StaleAttributes()
     let recentSaves = RecentSaves()
@@ -79,16 +79,47 @@ final class ShelfFileSystem: Sendable {
     init(store: LibraryStore, idleSaveDelay: TimeInterval = 1) throws {
         self.store = store
         plain = PlainFileArea(root: store.plainFilesFolder)
+        committer = ItemCommitter(store: store)
+        let journal = try SaveJournal(library: store.folder)
+        buffers = ItemBuffers(journal: journal)
+        Self.replay(journal, into: committer, logger: logger)
         loadedSequence = try store.lastSequence()
         let summaries = try store.summaries()
         index = ItemIndex(summaries)
-        committer = ItemCommitter(store: store)
         statusFolder = StatusFolder(store: store, index: index)
         saves = SaveScheduler(idleDelay: idleSaveDelay)
         plain.removeLeftovers()
         let folders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
             .union(summaries.map { MountPath($0.path).parent })
         for folder in folders { try ensureFolder(folder) }
+    }
+
+    /// Commits what the journal kept of mounts that ended before saving (a crash, a full disk at
+    /// unmount): each entry into its item — back from the trash if it was deleted meanwhile,
+    /// with a conflict copy if it changed since — or into a new item at its path (numbered if
+    /// the path was taken). An entry that cannot be committed stays for the next mount.
+    private static func replay(_ journal: SaveJournal, into committer: ItemCommitter, logger: Logger) {
+        let store = committer.store
+        for leftover in journal.leftovers() {
+            do {
+                switch leftover.target {
+                case .item(let id, let base):
+                    let path = MountPath(try store.restore(id: id).path)
+                    _ = try committer.commit(leftover.bytes, at: path, into: .existing(id, basedOn: base))
+                case .newFile(let path):
+                    let folder = MountPath(path).parent
+                    let name = FileNaming.uniqued(MountPath(path).name) { candidate in
+                        (try? store.record(atPath: folder.appending(candidate).rawValue)) != nil
+                    }
+                    let free = folder.appending(name)
+                    _ = try committer.commit(leftover.bytes, at: free, into: .new(at: free))
+                }
+                leftover.remove()
+                logger.notice("saved unsaved writes the last mount left in the journal (\(leftover.target))")
+            } catch {
+                logger.error("unsaved writes in the journal (\(leftover.target)) could not be saved: \(error); they stay for the next mount")
+            }
+        }
     }
 
     /// Sends invalidations to `notifier` (the mounted session's) from now on.
@@ -476,11 +507,8 @@ final class ShelfFileSystem: Sendable {
         staleAttributes.markStale(inode)
         switch key {
         case .item, .newItemFile:
-            try buffers.write(inode, start: { try currentBytes(of: key) }) { bytes in
-                let start = appending ? bytes.count : Int(offset)
-                if start > bytes.count { bytes += [UInt8](repeating: 0, count: start - bytes.count) }
-                bytes.replaceSubrange(start..<min(bytes.count, start + data.count), with: data)
-            }
+            try buffers.apply(.write(offset: Int(offset), data: data, appending: appending), to: inode,
+                              start: { try currentBytes(of: key) }, target: { journalTarget(of: key, basedOn: $0) })
             saves.wrote(inode)
             return data.count
         case .plain(let path):
@@ -497,6 +525,12 @@ final class ShelfFileSystem: Sendable {
         case .status:
             throw Errno(EACCES)
         }
+    }
+
+    /// Where the journal saves `key`'s unsaved bytes if the mount ends first.
+    private func journalTarget(of key: NodeKey, basedOn version: Int64?) -> SaveJournal.Target {
+        if case .item(let id) = key { return .item(id, baseVersion: version) }
+        return .newFile(path: path(of: key)?.rawValue ?? "")
     }
 
     /// The bytes a first write to an item inode starts from, and their version.
@@ -681,17 +715,11 @@ final class ShelfFileSystem: Sendable {
     /// Truncates or zero-extends an item inode's bytes. Emptying it (`O_TRUNC`) needs no read of
     /// the bytes it replaces, only their version.
     private func resize(_ inode: UInt64, key: NodeKey, to size: Int) throws {
-        try buffers.write(inode, start: {
+        try buffers.apply(.resize(size), to: inode, start: {
             guard size == 0 else { return try currentBytes(of: key) }
             if case .item(let id) = key { return ([], index.summary(id: id)?.version) }
             return ([], nil)
-        }) { bytes in
-            if size < bytes.count {
-                bytes.removeSubrange(size...)
-            } else {
-                bytes += [UInt8](repeating: 0, count: size - bytes.count)
-            }
-        }
+        }, target: { journalTarget(of: key, basedOn: $0) })
         saves.wrote(inode)
     }
 

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ShelfModel
+import ShelfFS
 import ShelfStore
 
 struct StatusCommand: ParsableCommand {
@@ -23,6 +24,8 @@ struct StatusCommand: ParsableCommand {
         var notes: Int
         var trashed: Int
         var drafts: [Draft]
+        /// Unsaved writes a mount that ended left in the journal; the next mount saves them.
+        var unsavedInJournal: Int
         var changeSequence: Int64
         var mountedAt: [String]
         var sync: String
@@ -43,6 +46,7 @@ struct StatusCommand: ParsableCommand {
             notes: items.filter { $0.kind == .note }.count,
             trashed: try store.trashedItems().count,
             drafts: drafts,
+            unsavedInJournal: SaveJournal.leftoverCount(library: store.folder),
             changeSequence: try store.lastSequence(),
             mountedAt: ShelfMounts.mountpoints(ofLibrary: store.folder),
             sync: "not linked to a cloud copy")
@@ -60,6 +64,9 @@ struct StatusCommand: ParsableCommand {
                 print("  \(draft.path)")
                 for error in draft.errors { print("    \(error)") }
             }
+        }
+        if status.unsavedInJournal > 0 {
+            print("Unsaved: \(status.unsavedInJournal) file\(status.unsavedInJournal == 1 ? "" : "s") with writes a mount could not save before it ended; kept in the journal, saved at the next `shelf mount`")
         }
     }
 }
