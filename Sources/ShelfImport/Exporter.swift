@@ -1,5 +1,6 @@
 import Foundation
 import ShelfStore
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -17,12 +18,16 @@ public struct ExportSummary: Hashable, Sendable, CustomStringConvertible {
     /// Files of deleted items that were edited after the export wrote them: left in place
     /// because they hold someone's work; relative paths.
     public var keptEdited: [String] = []
+    /// Files that could not be written (a name the folder's file system refuses, a folder in
+    /// the way, no space), each with its path and why; every other file was still exported.
+    public var failed: [String] = []
 
     public init() {}
 
     public var description: String {
         (["\(written) written, \(unchanged) unchanged, \(removed) removed"]
-            + keptEdited.map { "kept \($0): edited since the last export, so not removed" })
+            + keptEdited.map { "kept \($0): edited since the last export, so not removed" }
+            + failed.map { "could not write \($0)" })
             .joined(separator: "\n")
     }
 }
@@ -65,18 +70,24 @@ public enum Exporter {
                 throw ImportError.exportFailed(path: folder.path, reason: "the item path \"\(path)\" would leave the folder")
             }
             let target = folder.appendingPathComponent(path)
-            manifest.files[path] = hash(data)
             if fileManager.contents(atPath: target.path) == data {
+                manifest.files[path] = hash(data)
                 summary.unchanged += 1
                 return
             }
-            try attempt(target) {
+            do {
                 let parent = target.deletingLastPathComponent()
                 if existingFolders.insert(parent).inserted {
                     try fileManager.createDirectory(at: parent, withIntermediateDirectories: true)
                 }
                 staged.append((try stage(data, for: target, durably: false), target))
+            } catch {
+                // What the last export wrote there, if anything, stays listed as its own.
+                manifest.files[path] = previous.files[path]
+                summary.failed.append("\(target.path): \(error)")
+                return
             }
+            manifest.files[path] = hash(data)
             // The file's folder holds the rename; its parent may hold a folder just created.
             changedFolders.insert(target.deletingLastPathComponent())
             changedFolders.insert(target.deletingLastPathComponent().deletingLastPathComponent())
@@ -85,7 +96,14 @@ public enum Exporter {
         if !staged.isEmpty {
             syncStagedFiles()
             while let (temporary, target) = staged.popLast() {
-                try attempt(target) { try publish(temporary, as: target) }
+                do {
+                    try publish(temporary, as: target)
+                } catch {
+                    let path = String(target.path.dropFirst(folder.path.count + 1))
+                    manifest.files[path] = previous.files[path]
+                    summary.written -= 1
+                    summary.failed.append("\(target.path): \(error)")
+                }
             }
         }
 
@@ -127,10 +145,11 @@ public enum Exporter {
     }
 
     /// Writes `data` to a new hidden temporary file beside `url` and returns it; `durably`
-    /// fsyncs it (otherwise the caller syncs the file system before publishing it).
+    /// fsyncs it (otherwise the caller syncs the file system before publishing it). The
+    /// temporary name is short whatever `url`'s is, so it never exceeds NAME_MAX.
     static func stage(_ data: Data, for url: URL, durably: Bool) throws -> URL {
         let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".\(url.lastPathComponent).shelf-tmp-\(UUID().uuidString.prefix(8))")
+            .appendingPathComponent(".shelf-tmp-\(getpid())-\(temporaryNames.add(1, ordering: .relaxed).newValue)")
         let file = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
         guard file >= 0 else { throw POSIXFailure(operation: "create \(temporary.lastPathComponent)") }
         var written = 0
@@ -153,6 +172,8 @@ public enum Exporter {
         }
         return temporary
     }
+
+    private static let temporaryNames = Atomic<UInt64>(0)
 
     /// Renames a staged temporary file over `url` (removing the temporary file if that fails).
     static func publish(_ temporary: URL, as url: URL) throws {

@@ -125,7 +125,7 @@ import ShelfStore
         #expect(try String(contentsOf: fixture.url(moved.path), encoding: .utf8) == moved.text)
     }
 
-    @Test func aFailedWriteLeavesNoTemporaryFileBehind() throws {
+    @Test func aFileThatCannotBeWrittenIsReportedAndTheOthersAreStillExported() throws {
         let fixture = try Fixture()
         defer { fixture.folder.cleanUp() }
         let note = try #require(try fixture.store.summaries(kind: .note).first)
@@ -134,14 +134,29 @@ import ShelfStore
         try FileManager.default.createDirectory(at: blocker, withIntermediateDirectories: true)
         try Data("keep\n".utf8).write(to: blocker.appendingPathComponent("inside.txt"))
 
-        let error = #expect(throws: ImportError.self) { try Exporter.export(fixture.store, to: fixture.exportFolder) }
-        guard case .exportFailed(let path, _)? = error else {
-            Issue.record("expected exportFailed, got \(String(describing: error))")
-            return
+        let summary = try Exporter.export(fixture.store, to: fixture.exportFolder)
+        #expect(summary.failed.count == 1)
+        #expect(summary.failed.first?.hasPrefix(blocker.path + ": ") == true, "\(summary.failed)")
+        let others = try fixture.store.summaries().filter { $0.path != note.path }
+        #expect(!others.isEmpty)
+        for other in others {
+            #expect(try Data(contentsOf: fixture.url(other.path)) == fixture.store.record(id: other.id)?.content)
         }
-        #expect(path == blocker.path)
+        #expect(summary.written == others.count)
         let notes = try FileManager.default.contentsOfDirectory(atPath: blocker.deletingLastPathComponent().path)
         #expect(notes == [blocker.lastPathComponent], "the temporary file was removed")
         #expect(try String(contentsOf: blocker.appendingPathComponent("inside.txt"), encoding: .utf8) == "keep\n")
+    }
+
+    /// A title of 255 bytes: the export's temporary name must still fit NAME_MAX.
+    @Test func aLongFileNameIsExported() throws {
+        let fixture = try Fixture()
+        defer { fixture.folder.cleanUp() }
+        let title = String(repeating: "é", count: 126)  // 252 bytes, the longest name the store makes
+        let long = try fixture.store.insert(.note(Note(title: title, content: "Long.\n")))
+        #expect(long.path.utf8.count > 240)
+        let summary = try Exporter.export(fixture.store, to: fixture.exportFolder)
+        #expect(summary.failed.isEmpty, "\(summary.failed)")
+        #expect(try Data(contentsOf: fixture.url(long.path)) == long.content)
     }
 }

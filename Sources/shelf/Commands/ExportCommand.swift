@@ -19,5 +19,8 @@ struct ExportCommand: ParsableCommand {
     func run() throws {
         let summary = try Exporter.export(library.open(), to: URL(fileURLWithPath: directory).standardizedFileURL)
         print(summary)
+        if !summary.failed.isEmpty {
+            throw CLIError("\(summary.failed.count) file\(summary.failed.count == 1 ? "" : "s") could not be exported (listed above); every other file was. Free space or move what is in the way, then export again.")
+        }
     }
 }
