@@ -138,14 +138,7 @@ public final class SaveJournal: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.filter { name in
             guard let pid = name.split(separator: "-").first.flatMap({ pid_t($0) }) else { return false }
-            return pid != getpid() && !isRunning(pid)
+            return pid != getpid() && !ProcessStatus.isRunning(pid)
         }.sorted()
-    }
-
-    /// Whether `pid` is a live process; a zombie (killed, not yet reaped) is not.
-    private static func isRunning(_ pid: pid_t) -> Bool {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let state = stat.split(separator: ")").last?.split(separator: " ").first else { return false }
-        return state != "Z" && state != "X"
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import FuseKit
+import ShelfFS
 
 /// Finds Shelf's mounts in the mount table.
 ///
@@ -22,6 +23,27 @@ enum ShelfMounts {
                 throw CLIError("\(path) is still mounted after \(timeout); run `fusermount3 -u -z \(path)` to detach it.")
             }
             Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+
+    /// The pid of the `shelf mount --foreground` process serving `mountpoint`, if one runs.
+    static func daemonPID(mountpoint: String) -> pid_t? {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.lazy.compactMap { entry -> pid_t? in
+            guard let pid = pid_t(entry), let raw = FileManager.default.contents(atPath: "/proc/\(entry)/cmdline") else { return nil }
+            let arguments = raw.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
+            return arguments.contains("--foreground") && arguments.contains(mountpoint) && arguments.contains("mount") ? pid : nil
+        }.first
+    }
+
+    /// Waits until process `pid` has ended (it commits its last saves before it exits).
+    static func waitUntilExited(_ pid: pid_t, timeout: Duration) throws {
+        let deadline = ContinuousClock.now + timeout
+        while ProcessStatus.isRunning(pid) {
+            guard ContinuousClock.now < deadline else {
+                throw CLIError("the mount process \(pid) is still saving after \(timeout); its log is <library>/logs/mount.log. Pending saves are kept in the journal if it is stopped.")
+            }
+            Thread.sleep(forTimeInterval: 0.02)
         }
     }
 }

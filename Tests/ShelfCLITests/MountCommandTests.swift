@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import ShelfFS
 
 /// `shelf mount` / `shelf unmount` as a user runs them: a background daemon, one-line errors.
 @Suite(.serialized) struct MountCommandTests {
@@ -53,6 +54,24 @@ import Testing
             let shown = try cli.run("show", walden).stdout
             #expect(shown.contains("status: read\n") && shown.contains("current_page: 121"))
             #expect(try cli.run("unmount", mountpoint, timeout: .seconds(20)).status == 0)
+        }
+    }
+
+    /// `shelf unmount --library` (no mountpoint) takes down every mount of the library and
+    /// returns once the daemon has committed a save closed just before it, and exited.
+    @Test func unmountByLibraryCommitsPendingSavesAndWaitsForTheDaemon() throws {
+        try withSampleMount { cli, mountpoint in
+            #expect(try cli.run("mount", mountpoint, timeout: .seconds(40)).status == 0)
+            let daemon = try #require(try CrashRecoveryTests.daemonPID(library: cli.library.path))
+            let note = "Notes/Stoic themes.md"
+            let data = "Saved at the last moment.\n"
+            let write = try cli.tool("python3", "-c", "import sys; open(sys.argv[1], 'w').write(sys.argv[2])",
+                                     mountpoint + "/" + note, data, timeout: .seconds(10))
+            #expect(write.status == 0, "\(write.stderr)")
+            let unmounted = try cli.run("unmount", "--library", cli.library.path, timeout: .seconds(60))
+            #expect(unmounted.status == 0, "\(unmounted.stderr)")
+            #expect(!ProcessStatus.isRunning(daemon), "the daemon has exited when unmount returns")
+            #expect(try cli.run("show", note).stdout == data)
         }
     }
 
