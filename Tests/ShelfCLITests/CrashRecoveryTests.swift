@@ -48,12 +48,10 @@ import FuseTestSupport
     @Test(arguments: moments.map(\.name))
     func everyByteWrittenSurvivesKill9(_ moment: String) throws {
         let script = try #require(Self.moments.first { $0.name == moment }).script
-        let cli = try ShelfCLI()
-        try cli.run("init", cli.library.path)
-        try cli.run("import", ShelfCLI.samples.appendingPathComponent("library").path)
-        let mountpoint = cli.scratch.appendingPathComponent("mnt").path
-        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        defer { ShelfCLI.forceUnmount(mountpoint) }
+        try ShelfCLI.withSampleLibrary { cli, mountpoint in try crash(cli, mountpoint, script) }
+    }
+
+    private func crash(_ cli: ShelfCLI, _ mountpoint: String, _ script: String) throws {
         let note = "Notes/Stoic themes.md"
         let before = try cli.run("show", note).stdout
 

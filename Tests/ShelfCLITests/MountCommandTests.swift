@@ -4,15 +4,8 @@ import ShelfFS
 
 /// `shelf mount` / `shelf unmount` as a user runs them: a background daemon, one-line errors.
 @Suite(.serialized) struct MountCommandTests {
-    /// A CLI with the sample library and an empty mountpoint; the mount is always taken down.
     func withSampleMount(_ body: (ShelfCLI, String) throws -> Void) throws {
-        let cli = try ShelfCLI()
-        try cli.run("init", cli.library.path)
-        try cli.run("import", ShelfCLI.samples.appendingPathComponent("library").path)
-        let mountpoint = cli.scratch.appendingPathComponent("mnt").path
-        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        defer { ShelfCLI.forceUnmount(mountpoint) }
-        try body(cli, mountpoint)
+        try ShelfCLI.withSampleLibrary(body)
     }
 
     @Test func mountsInTheBackgroundAndUnmountsCleanly() throws {

@@ -27,15 +27,11 @@ import Testing
     }
 
     func withMountedNote(_ body: (ShelfCLI, String) throws -> Void) throws {
-        let cli = try ShelfCLI()
-        try cli.run("init", cli.library.path)
-        try cli.run("import", ShelfCLI.samples.appendingPathComponent("library").path)
-        let mountpoint = cli.scratch.appendingPathComponent("mnt").path
-        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        defer { ShelfCLI.forceUnmount(mountpoint) }
-        let mounted = try cli.run("mount", mountpoint, timeout: .seconds(40))
-        try #require(mounted.status == 0, "\(mounted.stderr)")
-        try body(cli, mountpoint + "/Notes/Reading goals 2026.md")
+        try ShelfCLI.withSampleLibrary { cli, mountpoint in
+            let mounted = try cli.run("mount", mountpoint, timeout: .seconds(40))
+            try #require(mounted.status == 0, "\(mounted.stderr)")
+            try body(cli, mountpoint + "/Notes/Reading goals 2026.md")
+        }
     }
 
     @Test func attributesShowTheSaveThatCloseEnded() throws {

@@ -47,6 +47,17 @@ struct ShelfCLI {
         try CommandRunner.run(executable, arguments, in: scratch.path, environment: environment, timeout: timeout)
     }
 
+    /// A CLI with the sample library and an empty mountpoint; a mount there is always taken down.
+    static func withSampleLibrary(_ body: (ShelfCLI, _ mountpoint: String) throws -> Void) throws {
+        let cli = try ShelfCLI()
+        try cli.run("init", cli.library.path)
+        try cli.run("import", samples.appendingPathComponent("library").path)
+        let mountpoint = cli.scratch.appendingPathComponent("mnt").path
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        defer { forceUnmount(mountpoint) }
+        try body(cli, mountpoint)
+    }
+
     /// Takes a mount down however it is: `fusermount3 -u`, then `-u -z`.
     static func forceUnmount(_ mountpoint: String) {
         for arguments in [["-u", mountpoint], ["-u", "-z", mountpoint]] {
