@@ -138,7 +138,7 @@ import ShelfStore
         let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         let plan = try inode("Notes", "Plan.md")
         _ = try fs.write(plan, offset: 0, data: Array("Appended.\n".utf8), appending: true)
-        guard case .note(var elsewhere) = record.item else { return }
+        guard case .note(var elsewhere) = record.item else { Issue.record("unexpected case"); return }
         elsewhere.content = "Changed by the CLI.\n"
         try library.reopened().update(.note(elsewhere))
         _ = try fs.write(plan, offset: 0, data: Array("Again.\n".utf8), appending: true)
@@ -146,7 +146,7 @@ import ShelfStore
         let saved = try #require(try library.store.record(id: record.item.id))
         #expect(saved.text == record.text + "Appended.\nAgain.\n")
         let copy = try #require(try library.store.summaries(kind: .note).first { $0.path.contains("(conflict ") })
-        guard case .note(let kept) = try #require(try library.store.record(id: copy.id)).item else { return }
+        guard case .note(let kept) = try #require(try library.store.record(id: copy.id)).item else { Issue.record("unexpected case"); return }
         #expect(kept.content == "Changed by the CLI.\n")
     }
 
@@ -247,7 +247,7 @@ import ShelfStore
     private func changeElsewhere(_ content: String) throws {
         let other = try library.reopened()
         let record = try #require(try other.record(atPath: "Notes/Plan.md"))
-        guard case .note(var note) = record.item else { return }
+        guard case .note(var note) = record.item else { Issue.record("unexpected case"); return }
         note.content = content
         try other.update(.note(note))
     }

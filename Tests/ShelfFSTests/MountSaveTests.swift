@@ -142,7 +142,7 @@ import ShelfStore
             try mount.sh(#"sed -i 's/current_page: many/current_page: 13/' '\#(book.path)'"#)
             #expect(!(try mount.shell("getfattr -n user.shelf.error '\(book.path)'").succeeded))
             #expect(try mount.sh("cat .shelf/errors.txt").isEmpty)
-            guard case .book(let fixed) = try #require(try library.store.record(id: book.item.id)).item else { return }
+            guard case .book(let fixed) = try #require(try library.store.record(id: book.item.id)).item else { Issue.record("unexpected case"); return }
             #expect(fixed.currentPage == 13)
         }
     }
@@ -212,7 +212,7 @@ import ShelfStore
         try library.withMount { mount in
             #expect(try mount.text(note.path) == note.text)
             let cli = try library.reopened()
-            guard case .note(var changed) = note.item else { return }
+            guard case .note(var changed) = note.item else { Issue.record("unexpected case"); return }
             changed.content = "Changed by the CLI.\n"
             let updated = try cli.update(.note(changed))
             #expect(try eventually(within: 1) { try mount.text(note.path) == updated.text })
