@@ -121,7 +121,7 @@ final class SaveScheduler: @unchecked Sendable {
                     return inode
                 }
                 if let next = due.values.min() {
-                    condition.wait(until: next)
+                    _ = condition.wait(until: next)  // woken early or timed out: either way, look again
                 } else {
                     condition.wait()
                 }

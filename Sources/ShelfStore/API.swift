@@ -59,6 +59,23 @@ public struct ItemSummary: Hashable, Sendable {
     }
 }
 
+/// A version of an item's file that a later change replaced, kept in the store's history.
+public struct ItemVersion: Hashable, Sendable {
+    public var version: Int64
+    /// When that version was written.
+    public var modified: Date
+    public var size: Int
+    /// The version was an invalid save kept as a draft.
+    public var wasDraft: Bool
+
+    public init(version: Int64, modified: Date, size: Int, wasDraft: Bool) {
+        self.version = version
+        self.modified = modified
+        self.size = size
+        self.wasDraft = wasDraft
+    }
+}
+
 /// One entry of the change feed.
 public struct Change: Hashable, Sendable {
     public enum Kind: String, Sendable, Codable { case added, updated, removed }

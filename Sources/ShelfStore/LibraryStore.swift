@@ -158,6 +158,23 @@ public final class LibraryStore: Sendable {
         try write { try $0.emptyTrash() }
     }
 
+    // MARK: History
+
+    /// The earlier versions of item `id` the store keeps, newest first (the current one is
+    /// not among them).
+    public func history(id: ItemID) throws -> [ItemVersion] {
+        try readDatabase { try ItemHistory.versions(of: id, in: $0) }
+    }
+
+    /// The bytes item `id`'s file showed at `version`: an earlier version from the history, or
+    /// the current one; nil if that version is no longer kept.
+    public func file(id: ItemID, version: Int64) throws -> Data? {
+        try read { queries in
+            if let current = try queries.file(id: id), current.version == version { return current.content }
+            return try ItemHistory.content(of: id, version: version, in: queries.db)
+        }
+    }
+
     // MARK: Change feed
 
     /// Changes with a sequence greater than `sequence`, oldest first.

@@ -65,6 +65,20 @@ enum Schema {
             // rows are converted so every row stores the same type.
             try db.execute(sql: "UPDATE item SET content = CAST(content AS BLOB) WHERE typeof(content) = 'text'")
         }
+        migrator.registerMigration("v4: previous versions of every item") { db in
+            // What a file showed before each change of its bytes, so a bad save (a crash
+            // mid-write replayed from the journal, a mistaken edit) never costs the last good one.
+            try db.execute(sql: """
+                CREATE TABLE item_history (
+                    item_id TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    modified REAL NOT NULL,
+                    content BLOB NOT NULL,
+                    was_draft INTEGER NOT NULL,
+                    PRIMARY KEY (item_id, version)
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

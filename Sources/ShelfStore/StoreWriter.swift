@@ -49,6 +49,7 @@ public struct StoreWriter {
         let content = source ?? Data(MarkdownCodec.render(item).utf8)
         let record: ItemRecord
         if presence == .trashed, let trashed = try queries.stored(id: item.id) {
+            try keepInHistory(trashed.record)
             record = try replace(serial: trashed.serial, version: trashed.record.version, with: item,
                                  encoded: try coding.encode(item), content: content, path: path, modified: modified)
         } else {
@@ -88,6 +89,8 @@ public struct StoreWriter {
             if keepsShownText { return unchanged }
             content = Data(MarkdownCodec.render(item).utf8)
         }
+        try ItemHistory.keep(item.id, version: stored.version, modified: stored.modified, content: stored.content,
+                             wasDraft: stored.hasDraft, in: db)
         let record = try replace(serial: stored.serial, version: stored.version, with: item, encoded: try coding.encode(item),
                                  content: content, path: stored.path, modified: modified)
         try ChangeFeed.append(.updated, id: item.id, path: record.path, in: db)
@@ -99,6 +102,7 @@ public struct StoreWriter {
         let stored = try liveItem(id)
         var record = stored.record
         if bytes == record.content && diagnostics == record.draftDiagnostics { return record }
+        try keepInHistory(record)
         record.content = bytes
         record.draftDiagnostics = diagnostics
         record.version += 1
@@ -166,6 +170,7 @@ public struct StoreWriter {
     /// Deletes trashed items for good; returns how many.
     public func emptyTrash() throws -> Int {
         try SearchIndex.removeTrashed(in: db)
+        try ItemHistory.removeTrashed(in: db)
         try db.execute(sql: "DELETE FROM item WHERE trashed_at IS NOT NULL")
         return db.changesCount
     }
@@ -209,6 +214,11 @@ public struct StoreWriter {
         }
         if let lookupError { throw lookupError }
         return folder + "/" + free
+    }
+
+    private func keepInHistory(_ record: ItemRecord) throws {
+        try ItemHistory.keep(record.item.id, version: record.version, modified: record.modified,
+                             content: record.content, wasDraft: record.draftDiagnostics != nil, in: db)
     }
 
     private func insertRow(_ record: ItemRecord) throws {

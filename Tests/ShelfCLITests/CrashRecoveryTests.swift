@@ -70,7 +70,19 @@ import FuseTestSupport
         #expect(reread == written, "the file reads \(reread.count) bytes, \(written.count) were written")
         #expect(!before.isEmpty && reread != Data(before.utf8))
         #expect(!(try cli.run("status").stdout.contains("Unsaved:")), "the journal was replayed")
+        #expect(try Self.keptVersions(of: note, cli).contains(before), "the version before the crash is in the history")
         #expect(try cli.run("unmount", mountpoint, timeout: .seconds(20)).status == 0)
+    }
+
+    /// The bytes of every earlier version `shelf history` lists for `item`.
+    static func keptVersions(of item: String, _ cli: ShelfCLI) throws -> [String] {
+        let listing = try cli.run("history", item)
+        try #require(listing.status == 0, "\(listing.stderr)")
+        let earlier = listing.stdout.split(separator: "\n").dropFirst()  // the first line is the current version
+        return try earlier.map { line in
+            let version = String(line.prefix { $0 != "\t" })
+            return try cli.run("show", item, "--version", version).stdout
+        }
     }
 
     /// The pid of the `shelf mount --foreground` daemon serving `library`.

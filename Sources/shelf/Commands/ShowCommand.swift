@@ -6,19 +6,63 @@ import ShelfStore
 struct ShowCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "show",
-        abstract: "Print the Markdown of one item, exactly as its file reads.")
+        abstract: "Print the Markdown of one item, exactly as its file reads.",
+        discussion: "With --version, an earlier version from the item's history (`shelf history` lists them).")
 
     @OptionGroup var library: LibraryOptions
 
     @Argument(help: "The item's id, or its path in the library (Books/Dune - Frank Herbert.md).")
     var item: String
 
+    @Option(help: "Print this earlier version instead of the current one.")
+    var version: Int64?
+
     func run() throws {
         let store = try library.open()
-        let path = item.hasPrefix("/") ? String(item.dropFirst()) : item
-        guard let record = try store.record(id: ItemID(item)) ?? store.record(atPath: path) else {
-            throw CLIError("no item with id or path \"\(item)\". `shelf list` shows ids and paths.")
+        let record = try store.record(named: item)
+        guard let version else {
+            FileHandle.standardOutput.write(record.content)  // the file's bytes, not a re-encoding
+            return
         }
-        FileHandle.standardOutput.write(record.content)  // the file's bytes, not a re-encoding
+        guard let bytes = try store.file(id: record.item.id, version: version) else {
+            throw CLIError("\(record.path) has no version \(version) any more. `shelf history \(record.item.id)` lists the versions kept.")
+        }
+        FileHandle.standardOutput.write(bytes)
+    }
+}
+
+struct HistoryCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "history",
+        abstract: "List the earlier versions of one item that the library keeps.",
+        discussion: "Every save keeps the version it replaced; `shelf show ITEM --version N` prints one.")
+
+    @OptionGroup var library: LibraryOptions
+
+    @Argument(help: "The item's id, or its path in the library.")
+    var item: String
+
+    func run() throws {
+        let store = try library.open()
+        let record = try store.record(named: item)
+        print("\(record.version)\t\(Self.format(record.modified))\t\(record.content.count) bytes\tcurrent\(record.draftDiagnostics == nil ? "" : ", draft")")
+        for version in try store.history(id: record.item.id) {
+            print("\(version.version)\t\(Self.format(version.modified))\t\(version.size) bytes\(version.wasDraft ? "\tdraft" : "")")
+        }
+    }
+
+    private static func format(_ date: Date) -> String {
+        date.formatted(.iso8601.year().month().day().dateTimeSeparator(.space).time(includingFractionalSeconds: false))
+    }
+}
+
+extension LibraryStore {
+    /// The live item a command's argument names: an id, or a path (a leading `/` allowed).
+    func record(named argument: String) throws -> ItemRecord {
+        let path = argument.hasPrefix("/") ? String(argument.dropFirst()) : argument
+        guard let record = try record(id: ItemID(argument)) ?? record(atPath: path) else {
+            throw CLIError("no item with id or path \"\(argument)\". `shelf list` shows ids and paths.")
+        }
+        return record
     }
 }

@@ -1,0 +1,64 @@
+import Foundation
+import Testing
+import ShelfModel
+import ShelfMarkdown
+@testable import ShelfStore
+
+@Suite("Keeping earlier versions")
+struct HistoryTests {
+    @Test func everyChangeOfTheBytesKeepsTheVersionItReplaced() throws {
+        let library = try TestLibrary()
+        let original = try library.store.insert(.note(Sample.note()))
+        guard case .note(var note) = original.item else { throw ExpectedNote() }
+        note.content = "second"
+        let second = try library.store.update(.note(note), basedOn: original.version)
+        let draftBytes = Data("---\ntitle: [unclosed\n---\n\u{0}\u{FF}".utf8)
+        let draft = try library.store.saveDraft(id: note.id, bytes: draftBytes, diagnostics: [Diagnostic(line: 2, message: "bad")])
+        note.content = "third"
+        let third = try library.store.update(.note(note), basedOn: draft.version)
+
+        let history = try library.store.history(id: note.id)
+        #expect(history.map(\.version) == [draft.version, second.version, original.version])
+        #expect(history.map(\.wasDraft) == [true, false, false])
+        #expect(try library.store.file(id: note.id, version: original.version) == original.content)
+        #expect(try library.store.file(id: note.id, version: second.version) == second.content)
+        #expect(try library.store.file(id: note.id, version: draft.version) == draftBytes)
+        #expect(try library.store.file(id: note.id, version: third.version) == third.content)
+    }
+
+    @Test func whatChangesNoBytesKeepsNoVersion() throws {
+        let library = try TestLibrary()
+        let original = try library.store.insert(.note(Sample.note()))
+        try library.store.update(original.item, basedOn: original.version)
+        try library.store.move(id: original.item.id, to: "Notes/Elsewhere.md")
+        try library.store.trash(id: original.item.id)
+        try library.store.restore(id: original.item.id)
+        #expect(try library.store.history(id: original.item.id).isEmpty)
+    }
+
+    @Test func onlyTheNewestVersionsAreKept() throws {
+        let library = try TestLibrary()
+        let original = try library.store.insert(.note(Sample.note()))
+        guard case .note(var note) = original.item else { throw ExpectedNote() }
+        var version = original.version
+        for edit in 1...(ItemHistory.depth + 5) {
+            note.content = "edit \(edit)"
+            version = try library.store.update(.note(note), basedOn: version).version
+        }
+        let kept = try library.store.history(id: note.id).map(\.version)
+        #expect(kept == Array((version - Int64(ItemHistory.depth))..<version).reversed())
+        #expect(try library.store.file(id: note.id, version: original.version) == nil)
+    }
+
+    @Test func emptyingTheTrashForgetsTheHistory() throws {
+        let library = try TestLibrary()
+        let original = try library.store.insert(.note(Sample.note()))
+        guard case .note(var note) = original.item else { throw ExpectedNote() }
+        note.content = "edited"
+        try library.store.update(.note(note), basedOn: original.version)
+        try library.store.trash(id: note.id)
+        #expect(try library.store.history(id: note.id).count == 1, "the trash keeps it")
+        try library.store.emptyTrash()
+        #expect(try library.store.history(id: note.id).isEmpty)
+    }
+}
