@@ -75,7 +75,7 @@ final class ChangeFollower: Sendable {
         repeat {
             known = index.summary(id: id)
             current = try fileSystem.store.summary(id: id)
-            if let known, let current, known.version == current.version, known.path == current.path { return }
+            if known == current { return }
             if let current {
                 for folder in try fileSystem.ensureFolder(MountPath(current.path).parent) { announceName(folder) }
             }
@@ -86,9 +86,12 @@ final class ChangeFollower: Sendable {
             forgetName(MountPath(known.path), deletedInode: current == nil ? itemInode : nil)
         }
         // A file with unsaved writes keeps showing them: its save will keep both sides.
-        if let itemInode, let known, let current, known.version != current.version,
-           fileSystem.buffers.buffer(of: itemInode)?.isDirty != true {
-            fileSystem.invalidate(.content(Inode(itemInode)))
+        if let itemInode, let known, let current, fileSystem.buffers.buffer(of: itemInode)?.isDirty != true {
+            if known.version != current.version {
+                fileSystem.invalidate(.content(Inode(itemInode)))
+            } else if known.modified != current.modified || known.permissions != current.permissions {
+                fileSystem.invalidate(.attributes(Inode(itemInode)))
+            }
         }
     }
 

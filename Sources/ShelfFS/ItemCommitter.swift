@@ -39,8 +39,20 @@ struct ItemCommitter: Sendable {
         var replaced: (version: Int64, content: Data)?
     }
 
+    /// What a file brings besides its bytes when it is renamed over an item (rsync and `cp -p`
+    /// set them on a temp file first): they become the item's, as the inode's would on disk.
+    struct FileMetadata: Equatable {
+        var modified: Date
+        var permissions: UInt32
+        /// `user.*` extended attributes, `user.shelf.*` excluded (those describe the record).
+        var attributes: [String: Data]
+    }
+
     /// Saves `bytes` written at `path` into `target`; `modified` is when they were written.
-    func commit(_ bytes: [UInt8], at path: MountPath, into target: Target, modified: Date = Date()) throws -> Outcome {
+    /// `metadata`: the times, mode and attributes the item's file takes on, whether or not its
+    /// bytes changed.
+    func commit(_ bytes: [UInt8], at path: MountPath, into target: Target, modified: Date = Date(),
+                carrying metadata: FileMetadata? = nil) throws -> Outcome {
         guard let kind = PathRules.itemKind(under: path) else {
             throw StoreError.invalidPath(path.rawValue, reason: "item files live under Books/ or Notes/")
         }
@@ -55,26 +67,31 @@ struct ItemCommitter: Sendable {
         }
         var replaced: (version: Int64, content: Data)?
         let record = try store.write { writer -> ItemRecord in
+            let record: ItemRecord
             switch (parsed, target) {
             case (.success(let parsed), .existing(let id, let base)):
                 replaced = try writer.file(id: id)
                 var item = parsed.item
                 item.id = id
-                return try update(item, basedOn: base, source: source, modified: modified, with: writer)
+                record = try update(item, basedOn: base, source: source, modified: modified, with: writer)
             case (.failure(let failure), .existing(let id, _)):
                 replaced = try writer.file(id: id)
-                return try writer.saveDraft(id: id, bytes: source, diagnostics: failure.diagnostics, modified: modified)
+                record = try writer.saveDraft(id: id, bytes: source, diagnostics: failure.diagnostics, modified: modified)
             case (.success(let parsed), .new(let path)):
                 var item = parsed.item
                 // The id of a live item elsewhere is a copy's (`cp a.md b.md`): a new item.
                 if try !parsed.declaredID || writer.record(id: item.id) != nil { item.id = .generate() }
-                return try writer.insert(item, path: path.rawValue, source: source, modified: modified)
+                record = try writer.insert(item, path: path.rawValue, source: source, modified: modified)
             case (.failure(let failure), .new(let path)):
                 let placeholder: Item = kind == .book ? .book(Book(title: fileTitle)) : .note(Note(title: fileTitle))
                 let inserted = try writer.insert(placeholder, path: path.rawValue, source: nil, modified: modified)
-                return try writer.saveDraft(id: inserted.item.id, bytes: source, diagnostics: failure.diagnostics,
-                                            modified: modified)
+                record = try writer.saveDraft(id: inserted.item.id, bytes: source, diagnostics: failure.diagnostics,
+                                              modified: modified)
             }
+            guard let metadata else { return record }
+            try writer.replaceExtendedAttributes(id: record.item.id, with: metadata.attributes)
+            return try writer.setFileTimes(id: record.item.id, modified: metadata.modified,
+                                           permissions: metadata.permissions)
         }
         return Outcome(record: record, replaced: replaced)
     }

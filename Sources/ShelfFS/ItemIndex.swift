@@ -96,8 +96,10 @@ final class ItemIndex: Sendable {
 
     /// What `stat` shows of each item now (nil for one no longer live), under one lock: a
     /// listing's attributes, read through its slots.
-    func shapes(_ slots: [Slot]) -> [(size: Int, modified: Date)?] {
-        state.withLock { _ in slots.map { $0.isLive ? ($0.summary.size, $0.summary.modified) : nil } }
+    func shapes(_ slots: [Slot]) -> [(size: Int, modified: Date, permissions: UInt32)?] {
+        state.withLock { _ in
+            slots.map { $0.isLive ? ($0.summary.size, $0.summary.modified, $0.summary.permissions) : nil }
+        }
     }
 
     /// Whether any item lies in `folder` or below it.
@@ -191,6 +193,6 @@ extension ItemSummary {
         if case .note(let note) = record.item { favorite = note.favorite } else { favorite = false }
         self.init(id: record.item.id, kind: record.item.kind, title: record.item.title, path: record.path,
                   version: record.version, modified: record.modified, size: record.content.count,
-                  favorite: favorite, hasDraft: record.draftDiagnostics != nil)
+                  favorite: favorite, hasDraft: record.draftDiagnostics != nil, permissions: record.permissions)
     }
 }

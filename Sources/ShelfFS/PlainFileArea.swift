@@ -232,4 +232,27 @@ struct PlainFileArea: Sendable {
         guard LinuxCalls.lremovexattr(realPath(path), name) == 0 else { throw .current }
     }
 
+    // MARK: Metadata an item takes over or leaves behind
+
+    /// The modification time, mode bits and user attributes of the file at `path`.
+    func metadata(of path: MountPath) throws(Errno) -> ItemCommitter.FileMetadata {
+        let info = try status(path)
+        var attributes: [String: Data] = [:]
+        for name in try attributeNames(path) where ItemAttributes.isUserSettable(name) {
+            attributes[name] = Data(try getAttribute(path, name: name))
+        }
+        let modified = FileTime(seconds: Int64(info.st_mtim.tv_sec), nanoseconds: Int32(info.st_mtim.tv_nsec)).date
+        return ItemCommitter.FileMetadata(modified: modified, permissions: UInt32(info.st_mode & 0o7777),
+                                          attributes: attributes)
+    }
+
+    /// Gives the file at `path` an item's metadata (an item file renamed to a plain name).
+    func apply(_ metadata: ItemCommitter.FileMetadata, to path: MountPath) throws(Errno) {
+        try changeMode(path, to: mode_t(metadata.permissions))
+        for (name, value) in metadata.attributes {
+            try setAttribute(path, name: name, value: Array(value), flags: 0)
+        }
+        try setTimes(path, access: nil, modification: timespec(FileTime(metadata.modified)))
+    }
+
 }

@@ -201,13 +201,16 @@ extension ShelfFileSystem {
     }
 
     /// Item → plain name (`x~`, `x___jb_old___`, `.trash/x.md`): the item leaves the library
-    /// for the store's trash and the file lives on as a plain file with the same bytes, so the
-    /// editor's backup is real and recreating a file with its `id:` brings the item back.
+    /// for the store's trash and the file lives on as a plain file with the same bytes, times,
+    /// mode and user attributes, so the editor's backup is real and recreating a file with its
+    /// `id:` brings the item back.
     private func releaseItem(_ id: ItemID, to: MountPath, replacing target: NodeKey?) throws {
-        guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
+        guard let record = try store.record(id: id) else { throw Errno(ENOENT) }
         try removeForReplacement(target)
-        try plain.writeAtomically(Array(file.content), to: to)
+        try plain.writeAtomically(Array(record.content), to: to)
         do {
+            try plain.apply(ItemCommitter.FileMetadata(modified: record.modified, permissions: record.permissions,
+                                                       attributes: try store.extendedAttributes(id: id)), to: to)
             try store.write { try $0.trash(id: id) }
         } catch {
             try? plain.unlink(to)
@@ -221,11 +224,13 @@ extension ShelfFileSystem {
     }
 
     /// Plain file → item path: an atomic save (temp file renamed over the item), an item coming
-    /// back (a file with a trashed item's `id:`), or a new item. The replaced item file's inode
+    /// back (a file with a trashed item's `id:`), or a new item. The item takes the file's
+    /// times, mode and user attributes along with its bytes. The replaced item file's inode
     /// keeps the bytes it showed for the programs still reading it, as a disk filesystem's would.
     private func adoptPlainFile(from: MountPath, to: MountPath, replacing target: NodeKey?) throws {
         guard !plain.isDirectory(from) else { throw Errno(EPERM) }
         let bytes = try plain.readAll(from)
+        let metadata = try plain.metadata(of: from)
         let destination: ItemCommitter.Target
         var replacedInode: (inode: UInt64, modified: Date)?
         switch target {
@@ -241,7 +246,8 @@ extension ShelfFileSystem {
             try ensureFolder(to.parent)
             destination = .new(at: to)
         }
-        let outcome = try committer.commit(bytes, at: to, into: destination)
+        let outcome = try committer.commit(bytes, at: to, into: destination, modified: metadata.modified,
+                                           carrying: metadata)
         let tempInode = inodes.existingInode(for: .plain(from))
         // Closed while still linked (cheap), so the disk frees the file in the background.
         if let tempInode { descriptors.forget(tempInode) }

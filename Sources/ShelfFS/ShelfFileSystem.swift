@@ -226,11 +226,13 @@ final class ShelfFileSystem: Sendable {
         case .plain(let path):
             return FileAttributes(try plain.status(path), inode: Inode(inode))
         case .item(let id):
-            let (size, modified) = try itemShape(id, inode: inode)
-            return Self.fileAttributes(inode, size: size, modified: FileTime(modified))
+            let shape = try itemShape(id, inode: inode)
+            return Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
+                                       permissions: shape.permissions)
         case .newItemFile:
             let (size, modified) = buffers.buffer(of: inode)?.shape ?? (0, Date())
-            return Self.fileAttributes(inode, size: size, modified: FileTime(modified))
+            return Self.fileAttributes(inode, size: size, modified: FileTime(modified),
+                                       permissions: ItemRecord.defaultPermissions)
         case .status(let name):
             if name.isEmpty {
                 let now = FileTime.now
@@ -247,15 +249,17 @@ final class ShelfFileSystem: Sendable {
     /// Size and modification time of an item inode: of its held bytes if any (unsaved writes, or
     /// the version a replaced file shows), otherwise of the item as the index knows it. An
     /// item deleted while a program still holds its file shows its last bytes.
-    private func itemShape(_ id: ItemID, inode: UInt64) throws -> (size: Int, modified: Date) {
-        if let shape = buffers.buffer(of: inode)?.shape { return shape }
-        if let summary = index.summary(id: id) { return (summary.size, summary.modified) }
+    private func itemShape(_ id: ItemID, inode: UInt64) throws -> (size: Int, modified: Date, permissions: UInt32) {
+        let summary = index.summary(id: id)
+        let permissions = summary?.permissions ?? ItemRecord.defaultPermissions
+        if let shape = buffers.buffer(of: inode)?.shape { return (shape.size, shape.modified, permissions) }
+        if let summary { return (summary.size, summary.modified, permissions) }
         guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
-        return (file.content.count, Date())
+        return (file.content.count, Date(), permissions)
     }
 
-    private static func fileAttributes(_ inode: UInt64, size: Int, modified: FileTime) -> FileAttributes {
-        FileAttributes(inode: Inode(inode), kind: .regular, permissions: 0o644, size: UInt64(size),
+    private static func fileAttributes(_ inode: UInt64, size: Int, modified: FileTime, permissions: UInt32) -> FileAttributes {
+        FileAttributes(inode: Inode(inode), kind: .regular, permissions: permissions, size: UInt64(size),
                        accessTime: modified, modificationTime: modified, changeTime: modified)
     }
 
@@ -448,7 +452,8 @@ final class ShelfFileSystem: Sendable {
             let shape = listed.slot.flatMap { _ in shapes.next() ?? nil }
             if let shape, !held.contains(listed.inode) {
                 return .full(Entry(attributes: Self.fileAttributes(listed.inode, size: shape.size,
-                                                                   modified: FileTime(shape.modified)),
+                                                                   modified: FileTime(shape.modified),
+                                                                   permissions: shape.permissions),
                                    attributeTimeout: Self.cacheTimeout, entryTimeout: Self.cacheTimeout))
             }
             guard let attributes = try? attributes(of: listed.key, inode: listed.inode) else { return .gone }
@@ -703,13 +708,26 @@ final class ShelfFileSystem: Sendable {
                                    modification: changes.modificationTime.map { timespec($0.resolved) })
             }
         case .item, .newItemFile:
-            // Mode, owner and times of item files are fixed (editors that copy them get success);
-            // a size change truncates or extends what the file shows, saved like a write.
+            // A size change truncates or extends what the file shows, saved like a write.
             if let size = changes.size { try resize(inode, key: key, to: Int(size)) }
+            // Mode bits and the modification time are the item's (rsync -a, cp -p, tar keep
+            // them). Owner and access time are the mount's: changing them succeeds and does nothing.
+            if changes.permissions != nil || changes.modificationTime != nil {
+                try setItemFileTimes(inode, modified: changes.modificationTime?.resolved.date,
+                                     permissions: changes.permissions.map { UInt32($0 & 0o7777) })
+            }
         case .status:
             throw Errno(EACCES)
         }
         return try cachedAttributes(of: inode)
+    }
+
+    /// Sets an item's modification time and mode bits, after its pending writes (a time set
+    /// after writing is not overtaken by the save of those writes).
+    private func setItemFileTimes(_ inode: UInt64, modified: Date?, permissions: UInt32?) throws {
+        guard case .item(let id) = try keyWithWritesSaved(inode) else { throw Errno(ENOENT) }
+        let record = try store.write { try $0.setFileTimes(id: id, modified: modified, permissions: permissions) }
+        index.put(ItemSummary(record))
     }
 
     /// Truncates or zero-extends an item inode's bytes. Emptying it (`O_TRUNC`) needs no read of
@@ -725,54 +743,77 @@ final class ShelfFileSystem: Sendable {
 
     // MARK: Extended attributes
 
-    static let attributePrefix = "user.shelf."
-
-    /// SELinux labels (`security.*`) and POSIX ACLs (`system.*`) mean nothing in a library:
-    /// asking for them is "not supported" on every file. `ls -l` asks each file for both, and
-    /// remembers this answer for the whole mount after the first file instead of asking again.
-    private static func isUnsupported(_ name: String) -> Bool {
-        name.hasPrefix("security.") || name.hasPrefix("system.")
-    }
-
     func extendedAttribute(_ inode: UInt64, name: String) throws -> [UInt8] {
-        guard !Self.isUnsupported(name) else { throw Errno(EOPNOTSUPP) }
+        guard !ItemAttributes.isUnsupported(name) else { throw Errno(EOPNOTSUPP) }
         switch try keyWithWritesSaved(inode) {
         case .plain(let path): return try plain.getAttribute(path, name: name)
         case .item(let id):
-            guard name.hasPrefix(Self.attributePrefix), let value = try itemAttributes(id)[name] else { throw Errno(ENODATA) }
-            return Array(value.utf8)
+            guard let value = try itemAttributes(id)[name] else { throw Errno(ENODATA) }
+            return value
         case .newItemFile, .status: throw Errno(ENODATA)
         case nil: throw Errno(ENOENT)
         }
     }
 
+    /// The names a listing shows: an item's `user.shelf.*` are read by name only (as Ceph's
+    /// virtual attributes are), so rsync -X and cp -a neither copy them out nor try to remove them.
     func extendedAttributeNames(_ inode: UInt64) throws -> [String] {
         switch try keyWithWritesSaved(inode) {
-        case .plain(let path): return try plain.attributeNames(path).filter { !Self.isUnsupported($0) }
-        case .item(let id): return try itemAttributes(id).keys.sorted()
+        case .plain(let path): return try plain.attributeNames(path).filter { !ItemAttributes.isUnsupported($0) }
+        case .item(let id): return try store.extendedAttributes(id: id).keys.sorted()
         case .newItemFile, .status: return []
         case nil: throw Errno(ENOENT)
         }
     }
 
     func setExtendedAttribute(_ inode: UInt64, name: String, value: [UInt8], mode: ExtendedAttributeMode) throws {
-        guard !Self.isUnsupported(name) else { throw Errno(EOPNOTSUPP) }
-        guard case .plain(let path) = inodes.key(of: inode) else {
-            // Item attributes describe the record; they are not the user's to set.
-            throw Errno(name.hasPrefix(Self.attributePrefix) ? EPERM : ENOTSUP)
+        guard !ItemAttributes.isUnsupported(name) else { throw Errno(EOPNOTSUPP) }
+        switch try keyWithWritesSaved(inode) {
+        case .plain(let path):
+            let flags: Int32 = switch mode {
+            case .any: 0
+            case .createOnly: LinuxCalls.xattrCreate
+            case .replaceOnly: LinuxCalls.xattrReplace
+            }
+            try plain.setAttribute(path, name: name, value: value, flags: flags)
+        case .item(let id):
+            try changeItemAttribute(id, name: name) { current in
+                switch (mode, current) {
+                case (.createOnly, .some): throw Errno(EEXIST)
+                case (.replaceOnly, nil): throw Errno(ENODATA)
+                default: return Data(value)
+                }
+            }
+        case .newItemFile, .status: throw Errno(EACCES)
+        case nil: throw Errno(ENOENT)
         }
-        let flags: Int32 = switch mode {
-        case .any: 0
-        case .createOnly: LinuxCalls.xattrCreate
-        case .replaceOnly: LinuxCalls.xattrReplace
-        }
-        try plain.setAttribute(path, name: name, value: value, flags: flags)
     }
 
     func removeExtendedAttribute(_ inode: UInt64, name: String) throws {
-        guard !Self.isUnsupported(name) else { throw Errno(EOPNOTSUPP) }
-        guard case .plain(let path) = inodes.key(of: inode) else { throw Errno(EPERM) }
-        try plain.removeAttribute(path, name: name)
+        guard !ItemAttributes.isUnsupported(name) else { throw Errno(EOPNOTSUPP) }
+        switch try keyWithWritesSaved(inode) {
+        case .plain(let path): try plain.removeAttribute(path, name: name)
+        case .item(let id):
+            try changeItemAttribute(id, name: name) { current in
+                guard current != nil else { throw Errno(ENODATA) }
+                return nil
+            }
+        case .newItemFile, .status: throw Errno(ENODATA)
+        case nil: throw Errno(ENOENT)
+        }
+    }
+
+    /// Sets or removes one of the user's attributes of an item: `change` gets the current value
+    /// and returns the new one (nil removes it). `user.shelf.*` describe the record and are
+    /// not the user's to set; other namespaces (`trusted.*`) are not kept for items.
+    private func changeItemAttribute(_ id: ItemID, name: String, _ change: @escaping (Data?) throws -> Data?) throws {
+        guard ItemAttributes.isUserSettable(name) else {
+            throw Errno(name.hasPrefix(ItemAttributes.shelfPrefix) ? EPERM : ENOTSUP)
+        }
+        try store.write { writer in
+            let value = try change(try writer.extendedAttributes(id: id)[name])
+            try writer.setExtendedAttribute(id: id, name: name, value: value)
+        }
     }
 
     /// What `inode` stands for once its unsaved writes are committed: an item's attributes
@@ -782,18 +823,12 @@ final class ShelfFileSystem: Sendable {
         return inodes.key(of: inode)
     }
 
-    /// `user.shelf.id`, `.kind`, `.version`, and `.error` while an invalid save is pending.
-    private func itemAttributes(_ id: ItemID) throws -> [String: String] {
+    /// Shelf's description of the item and the user's own attributes, by name.
+    private func itemAttributes(_ id: ItemID) throws -> [String: [UInt8]] {
         guard let summary = try store.summary(id: id) else { throw Errno(ENOENT) }
-        var attributes = [
-            Self.attributePrefix + "id": id.rawValue,
-            Self.attributePrefix + "kind": summary.kind.rawValue,
-            Self.attributePrefix + "version": String(summary.version),
-        ]
-        if summary.hasDraft, let diagnostics = try store.record(id: id)?.draftDiagnostics {
-            attributes[Self.attributePrefix + "error"] = diagnostics.map(\.description).joined(separator: "\n")
-        }
-        return attributes
+        let diagnostics = summary.hasDraft ? try store.record(id: id)?.draftDiagnostics : nil
+        return try store.extendedAttributes(id: id).mapValues { Array($0) }
+            .merging(ItemAttributes.described(summary, draftDiagnostics: diagnostics)) { _, shelf in shelf }
     }
 
     // MARK: Symlinks and space

@@ -17,16 +17,22 @@ public struct ItemRecord: Hashable, Sendable {
     public var content: Data
     /// Set while the file shows an invalid save that was kept as a draft.
     public var draftDiagnostics: [Diagnostic]?
+    /// The file's mode bits as `chmod` set them.
+    public var permissions: UInt32
 
     public init(item: Item, version: Int64, path: String, modified: Date, content: Data,
-                draftDiagnostics: [Diagnostic]?) {
+                draftDiagnostics: [Diagnostic]?, permissions: UInt32 = ItemRecord.defaultPermissions) {
         self.item = item
         self.version = version
         self.path = path
         self.modified = modified
         self.content = content
         self.draftDiagnostics = draftDiagnostics
+        self.permissions = permissions
     }
+
+    /// `rw-r--r--`, what a new file gets under the usual umask.
+    public static let defaultPermissions: UInt32 = 0o644
 
     /// `content` decoded for display (a draft that is not UTF-8 shows U+FFFD where it breaks).
     public var text: String { String(decoding: content, as: UTF8.self) }
@@ -44,9 +50,10 @@ public struct ItemSummary: Hashable, Sendable {
     public var size: Int
     public var favorite: Bool
     public var hasDraft: Bool
+    public var permissions: UInt32
 
     public init(id: ItemID, kind: ItemKind, title: String, path: String, version: Int64, modified: Date,
-                size: Int, favorite: Bool, hasDraft: Bool) {
+                size: Int, favorite: Bool, hasDraft: Bool, permissions: UInt32 = ItemRecord.defaultPermissions) {
         self.id = id
         self.kind = kind
         self.title = title
@@ -56,6 +63,7 @@ public struct ItemSummary: Hashable, Sendable {
         self.size = size
         self.favorite = favorite
         self.hasDraft = hasDraft
+        self.permissions = permissions
     }
 }
 

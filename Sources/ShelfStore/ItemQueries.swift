@@ -25,6 +25,7 @@ struct StoredRow {
     var content: Data
     var hasDraft: Bool
     var isLive: Bool
+    var permissions: UInt32
 }
 
 /// Every read of the `item` table, shared by `LibraryStore` (in a read transaction) and
@@ -39,9 +40,9 @@ struct ItemQueries {
     init(db: Database) { self.db = db }
 
     private static let recordColumns =
-        "serial, id, path, version, modified, record, content, draft_diagnostics, trashed_at"
+        "serial, id, path, version, modified, record, content, draft_diagnostics, trashed_at, permissions"
     static let summaryColumns =
-        "id, kind, title, path, version, modified, size, favorite, draft_diagnostics IS NOT NULL"
+        "id, kind, title, path, version, modified, size, favorite, draft_diagnostics IS NOT NULL, permissions"
 
     /// Whether an item with `id` is stored, and where.
     enum Presence { case absent, live, trashed }
@@ -66,14 +67,21 @@ struct ItemQueries {
     func storedRow(id: ItemID) throws -> StoredRow? {
         let statement = try db.cachedStatement(sql: """
             SELECT serial, kind, version, path, modified, record, content, draft_diagnostics IS NOT NULL,
-                   trashed_at IS NULL
+                   trashed_at IS NULL, permissions
             FROM item WHERE id = ?
             """)
         return try Row.fetchOne(statement, arguments: [id.rawValue]).map { row in
             StoredRow(serial: row[0], kind: row[1], version: row[2], path: row[3],
                       modified: Date(storedSeconds: row[4]), encodedRecord: row[5], content: row[6],
-                      hasDraft: row[7], isLive: row[8])
+                      hasDraft: row[7], isLive: row[8], permissions: row[9])
         }
+    }
+
+    func extendedAttributes(id: ItemID) throws -> [String: Data] {
+        let statement = try db.cachedStatement(sql: "SELECT name, value FROM item_attribute WHERE item_id = ?")
+        return try Dictionary(uniqueKeysWithValues: Row.fetchAll(statement, arguments: [id.rawValue]).map { row in
+            (row[0] as String, row[1] as Data)
+        })
     }
 
     func liveRecord(id: ItemID) throws -> ItemRecord? {
@@ -174,7 +182,8 @@ struct ItemQueries {
             path: row[2],
             modified: Date(storedSeconds: row[4]),
             content: row[6],
-            draftDiagnostics: try diagnostics.map { try coding.decodeDiagnostics($0, id: id) })
+            draftDiagnostics: try diagnostics.map { try coding.decodeDiagnostics($0, id: id) },
+            permissions: row[9])
         let trashedAt: Double? = row[8]
         return StoredItem(serial: row[0], record: record, trashedAt: trashedAt.map(Date.init(storedSeconds:)))
     }
@@ -183,7 +192,7 @@ struct ItemQueries {
         let id = ItemID(rawValue: row[0])
         return ItemSummary(id: id, kind: try kind(row[1], of: id), title: row[2], path: row[3],
                            version: row[4], modified: Date(storedSeconds: row[5]), size: row[6],
-                           favorite: row[7], hasDraft: row[8])
+                           favorite: row[7], hasDraft: row[8], permissions: row[9])
     }
 
     private static func kind(_ rawValue: String, of id: ItemID) throws -> ItemKind {

@@ -121,7 +121,7 @@ public final class LibraryStore: Sendable {
     /// ordinary file's writes they reach the disk on the system's schedule; `fsync` on a mounted
     /// file, which promises durability, waits here. A checkpoint syncs the log and the database.
     public func synchronize() throws {
-        try translatingDatabaseErrors { try database.writeWithoutTransaction { try $0.checkpoint(.passive) } }
+        _ = try translatingDatabaseErrors { try database.writeWithoutTransaction { try $0.checkpoint(.passive) } }
     }
 
     // One-write conveniences: each runs the `StoreWriter` method of the same name (documented
@@ -156,6 +156,11 @@ public final class LibraryStore: Sendable {
     @discardableResult
     public func emptyTrash() throws -> Int {
         try write { try $0.emptyTrash() }
+    }
+
+    /// The extended attributes the user set on item `id`'s file, by name.
+    public func extendedAttributes(id: ItemID) throws -> [String: Data] {
+        try read { try $0.extendedAttributes(id: id) }
     }
 
     // MARK: History

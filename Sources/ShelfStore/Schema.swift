@@ -79,6 +79,24 @@ enum Schema {
                 ) WITHOUT ROWID;
                 """)
         }
+        migrator.registerMigration("v5: file mode bits and extended attributes of items") { db in
+            // What `chmod` and `setfattr` set on an item file, so rsync -a, cp -p and tar keep
+            // them. The listing index is rebuilt to cover the new column.
+            try db.execute(sql: """
+                ALTER TABLE item ADD COLUMN permissions INTEGER NOT NULL DEFAULT 420;
+                CREATE TABLE item_attribute (
+                    item_id TEXT NOT NULL,
+                    name TEXT NOT NULL,
+                    value BLOB NOT NULL,
+                    PRIMARY KEY (item_id, name)
+                ) WITHOUT ROWID;
+                DROP INDEX item_live_summary;
+                CREATE INDEX item_live_summary ON item(
+                    path, id, kind, title, version, modified, size, favorite, draft_diagnostics, permissions,
+                    trashed_at
+                ) WHERE trashed_at IS NULL;
+                """)
+        }
         return migrator
     }
 }

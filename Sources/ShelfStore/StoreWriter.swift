@@ -51,7 +51,8 @@ public struct StoreWriter {
         if presence == .trashed, let trashed = try queries.stored(id: item.id) {
             try keepInHistory(trashed.record)
             record = try replace(serial: trashed.serial, version: trashed.record.version, with: item,
-                                 encoded: try coding.encode(item), content: content, path: path, modified: modified)
+                                 encoded: try coding.encode(item), content: content, path: path, modified: modified,
+                                 permissions: trashed.record.permissions)
         } else {
             record = ItemRecord(item: item, version: 1, path: path, modified: modified, content: content,
                                 draftDiagnostics: nil)
@@ -76,7 +77,7 @@ public struct StoreWriter {
             throw StoreError.kindMismatch(id: item.id, stored: ItemKind(rawValue: stored.kind) ?? item.kind, given: item.kind)
         }
         let unchanged = ItemRecord(item: item, version: stored.version, path: stored.path, modified: stored.modified,
-                                   content: stored.content, draftDiagnostics: nil)
+                                   content: stored.content, draftDiagnostics: nil, permissions: stored.permissions)
         let content: Data
         if let source {
             // The record is what its bytes parse to: the same bytes (with no draft pending, whose
@@ -92,7 +93,7 @@ public struct StoreWriter {
         try ItemHistory.keep(item.id, version: stored.version, modified: stored.modified, content: stored.content,
                              wasDraft: stored.hasDraft, in: db)
         let record = try replace(serial: stored.serial, version: stored.version, with: item, encoded: try coding.encode(item),
-                                 content: content, path: stored.path, modified: modified)
+                                 content: content, path: stored.path, modified: modified, permissions: stored.permissions)
         try ChangeFeed.append(.updated, id: item.id, path: record.path, in: db)
         return record
     }
@@ -114,6 +115,50 @@ public struct StoreWriter {
                                      record.modified.storedSeconds, stored.serial])
         try ChangeFeed.append(.updated, id: id, path: record.path, in: db)
         return record
+    }
+
+    /// Sets the file's modification time and mode bits (`utimensat`, `chmod`: nil leaves one
+    /// as it is). What the file shows does not change, so neither does the version.
+    public func setFileTimes(id: ItemID, modified: Date?, permissions: UInt32?) throws -> ItemRecord {
+        var record = try liveItem(id).record
+        let modified = modified ?? record.modified
+        let permissions = permissions ?? record.permissions
+        guard modified != record.modified || permissions != record.permissions else { return record }
+        record.modified = modified
+        record.permissions = permissions
+        try db.cachedStatement(sql: "UPDATE item SET modified = ?, permissions = ? WHERE id = ?")
+            .execute(arguments: [modified.storedSeconds, permissions, id.rawValue])
+        try ChangeFeed.append(.updated, id: id, path: record.path, in: db)
+        return record
+    }
+
+    /// The extended attributes the user set on the item's file (`user.*`), by name.
+    public func extendedAttributes(id: ItemID) throws -> [String: Data] { try queries.extendedAttributes(id: id) }
+
+    /// Sets (or with nil removes) one extended attribute of the item's file.
+    public func setExtendedAttribute(id: ItemID, name: String, value: Data?) throws {
+        let record = try liveItem(id).record
+        if let value {
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO item_attribute (item_id, name, value) VALUES (?, ?, ?)")
+                .execute(arguments: [id.rawValue, name, value])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM item_attribute WHERE item_id = ? AND name = ?")
+                .execute(arguments: [id.rawValue, name])
+        }
+        guard db.changesCount > 0 else { return }
+        try ChangeFeed.append(.updated, id: id, path: record.path, in: db)
+    }
+
+    /// Makes `attributes` the item's whole set of extended attributes (a file renamed over it
+    /// brings its own, as on any filesystem).
+    public func replaceExtendedAttributes(id: ItemID, with attributes: [String: Data]) throws {
+        let current = try extendedAttributes(id: id)
+        for name in current.keys where attributes[name] == nil {
+            try setExtendedAttribute(id: id, name: name, value: nil)
+        }
+        for (name, value) in attributes where current[name] != value {
+            try setExtendedAttribute(id: id, name: name, value: value)
+        }
     }
 
     /// Renames one item file (`pathTaken` if another live item has `path`). Only the path
@@ -171,6 +216,9 @@ public struct StoreWriter {
     public func emptyTrash() throws -> Int {
         try SearchIndex.removeTrashed(in: db)
         try ItemHistory.removeTrashed(in: db)
+        try db.execute(sql: """
+            DELETE FROM item_attribute WHERE item_id IN (SELECT id FROM item WHERE trashed_at IS NOT NULL)
+            """)
         try db.execute(sql: "DELETE FROM item WHERE trashed_at IS NOT NULL")
         return db.changesCount
     }
@@ -236,11 +284,12 @@ public struct StoreWriter {
     }
 
     /// Writes a new record (`encoded`) and content over the row `serial` (live, or trashed and
-    /// now revived) at `path`, with the version after `version` and no draft.
+    /// now revived) at `path`, with the version after `version` and no draft; the file's mode
+    /// bits (`permissions`) stay.
     private func replace(serial: Int64, version: Int64, with item: Item, encoded: Data, content: Data,
-                         path: String, modified: Date) throws -> ItemRecord {
+                         path: String, modified: Date, permissions: UInt32) throws -> ItemRecord {
         let record = ItemRecord(item: item, version: version + 1, path: path, modified: modified,
-                                content: content, draftDiagnostics: nil)
+                                content: content, draftDiagnostics: nil, permissions: permissions)
         try db.cachedStatement(sql: """
             UPDATE item SET kind = ?, title = ?, path = ?, version = ?, modified = ?, record = ?,
                             content = ?, size = ?, draft_diagnostics = NULL, favorite = ?,
