@@ -5,7 +5,8 @@ Modelled on xfstests' fsx: every operation is applied to a file in the mount and
 a plain folder (the shadow), and after every step the two must read back the same bytes with the
 same size. Operations: pwrite at any offset (holes included), ftruncate up and down, O_APPEND
 writes, O_TRUNC rewrites, a temp file renamed over the file, several writes and reads on one
-descriptor, two descriptors on one file, fsync, and new files. Written bytes mix text, split
+descriptor, two descriptors on one file, fsync, new files, and chmod + utime (mode bits are
+compared after every step, the set modification time right after it is set). Written bytes mix text, split
 multibyte characters, bytes that are not UTF-8, NULs, CRLF, a BOM and frontmatter-like lines.
 
   fsx.py --mount M --shadow S --seed N --steps N FILE...   walk (FILE: paths relative to M;
@@ -160,6 +161,17 @@ class Walk:
                 for fd in pair:
                     os.close(fd)
 
+    def metadata(self, relative):
+        """chmod and a modification time to the microsecond, as rsync -a and cp -p set them."""
+        mode = self.rng.choice([0o600, 0o644, 0o640, 0o444, 0o664])
+        mtime_ns = self.rng.randrange(10**9, 2 * 10**9) * 10**9 + self.rng.randrange(10**6) * 1000
+        for path in self.both(relative):
+            os.chmod(path, mode)
+            os.utime(path, ns=(mtime_ns, mtime_ns))
+        got = os.stat(self.both(relative)[0]).st_mtime_ns
+        if abs(got - mtime_ns) >= 1000:
+            raise Divergence(f"utime set {mtime_ns} ns, the mount shows {got}")
+
     def create(self, relative):
         folder = os.path.dirname(relative)
         self.created += 1
@@ -173,7 +185,7 @@ class Walk:
 
     def run(self, steps):
         operations = [self.pwrite, self.pwrite, self.truncate, self.append, self.rewrite, self.replace,
-                      self.session, self.two_descriptors]
+                      self.session, self.two_descriptors, self.metadata]
         for step in range(steps):
             relative = self.rng.choice(self.files)
             operation = self.create if self.rng.random() < 0.02 else self.rng.choice(operations)
@@ -202,6 +214,9 @@ def compare(mount, shadow, relative):
                          f"mount {actual[first:first + 40]!r} shadow {expected[first:first + 40]!r}")
     if size != len(expected):
         raise Divergence(f"{relative!r}: st_size {size}, but {len(expected)} bytes read")
+    modes = [os.stat(p).st_mode & 0o7777 for p in (path, os.path.join(shadow, relative))]
+    if modes[0] != modes[1]:
+        raise Divergence(f"{relative!r}: mode {modes[0]:o}, shadow {modes[1]:o}")
 
 
 def main():
