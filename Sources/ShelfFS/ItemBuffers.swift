@@ -50,6 +50,11 @@ final class ItemBuffer: Sendable {
 
     var isDirty: Bool { state.withLock { $0.dirty } }
 
+    /// The file's modification time was set (`utimensat`): `stat` shows it until the next write.
+    func setModified(_ date: Date) {
+        state.withLock { $0.modified = date }
+    }
+
     /// Runs `save` on the unsaved bytes, if any, and marks them saved at the version it returns;
     /// their journal entry ends. The buffer stays locked meanwhile, so no write interleaves
     /// with its own save.

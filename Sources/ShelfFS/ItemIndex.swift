@@ -124,10 +124,12 @@ final class ItemIndex: Sendable {
         }
     }
 
-    /// Records `summary` as the item's current state; returns the state it replaces.
+    /// Records `summary` as the item's current state; returns the state it replaces. A state
+    /// older than the one recorded loses: another thread may have recorded a newer save first.
     @discardableResult
     func put(_ summary: ItemSummary) -> ItemSummary? {
         state.withLock { state in
+            if let slot = state.byID[summary.id], slot.summary.version > summary.version { return slot.summary }
             if let slot = state.byID[summary.id], slot.summary.path.hasSameBytes(as: summary.path) {
                 let old = slot.summary
                 slot.summary = summary  // same name: the folder's listing stands

@@ -11,7 +11,8 @@ import Foundation
 /// - no write for ``idleDelay`` (``wrote(_:)``): a program that keeps a file open and writes
 ///   now and then;
 /// - synchronously, by the filesystem itself: `fsync`, renames and unlinks of the file, and
-///   unmount.
+///   unmount;
+/// - again after ``retryDelay`` when a save failed (a full disk, a library locked too long).
 final class SaveScheduler: @unchecked Sendable {
     let idleDelay: TimeInterval
     private let condition = NSCondition()
@@ -21,6 +22,9 @@ final class SaveScheduler: @unchecked Sendable {
     private var stopped = false
     /// The inode the thread is saving now, if any.
     private var inFlight: UInt64?
+    /// Inodes whose last save failed: waiting for their retry, and saved at once when a command
+    /// asks for every closed save.
+    private var retrying: Set<UInt64> = []
 
     init(idleDelay: TimeInterval) {
         self.idleDelay = idleDelay
@@ -48,6 +52,19 @@ final class SaveScheduler: @unchecked Sendable {
     /// Long enough for a program still writing to write again, short enough not to be waited for.
     static let shortPause: TimeInterval = 0.1
 
+    /// A save of `inode` failed: try again after ``retryDelay`` (its bytes wait in memory and
+    /// in the journal meanwhile).
+    func failed(_ inode: UInt64) {
+        condition.withLock {
+            due[inode] = min(due[inode] ?? .distantFuture, Date().addingTimeInterval(Self.retryDelay))
+            retrying.insert(inode)
+            condition.broadcast()
+        }
+    }
+
+    /// Often enough that a freed disk is noticed soon, rarely enough not to flood the log.
+    static let retryDelay: TimeInterval = 2
+
     /// Starts the thread, which calls `save` with each inode that is due. Until then (and in
     /// tests that drive the filesystem directly) inodes only wait.
     func start(save: @escaping @Sendable (UInt64) -> Void) {
@@ -70,21 +87,30 @@ final class SaveScheduler: @unchecked Sendable {
         }
     }
 
-    /// Saves, on the caller's thread, every inode that is due now (its writer closed it) and
-    /// waits for the save the thread has under way: on return, every close reported so far is
-    /// committed, or `save`'s first error is thrown (the rest are still tried). Files still
-    /// open for writing are left to their close.
+    /// Saves, on the caller's thread, every inode that is due now (its writer closed it, or an
+    /// earlier save failed) and waits for the save the thread has under way: on return, every
+    /// close reported so far is committed, or `save`'s first error is thrown (the rest are still
+    /// tried). Files still open for writing are left to their close.
     func saveDueNow(_ save: (UInt64) throws -> Void) throws {
         let now = Date()
         let inodes = condition.withLock {
-            let due = self.due.filter { $0.value <= now }.map(\.key)
-            for inode in due { self.due[inode] = nil }
+            // First the save under way: if it fails, its inode is due again and taken below.
             while inFlight != nil { condition.wait() }
+            let due = self.due.filter { $0.value <= now || retrying.contains($0.key) }.map(\.key)
+            for inode in due {
+                self.due[inode] = nil
+                retrying.remove(inode)
+            }
             return due
         }
         var firstError: Error?
         for inode in inodes {
-            do { try save(inode) } catch { firstError = firstError ?? error }
+            do {
+                try save(inode)
+            } catch {
+                failed(inode)
+                firstError = firstError ?? error
+            }
         }
         if let firstError { throw firstError }
     }
@@ -117,6 +143,7 @@ final class SaveScheduler: @unchecked Sendable {
                 let now = Date()
                 if let (inode, _) = due.first(where: { $0.value <= now }) {
                     due[inode] = nil
+                    retrying.remove(inode)
                     inFlight = inode
                     return inode
                 }

@@ -581,10 +581,15 @@ final class ShelfFileSystem: Sendable {
         }
     }
 
-    /// A save the scheduler started: nobody waits for it, so a failure is logged (the writes
-    /// stay in memory and the next close, pause or `fsync` tries again).
+    /// A save the scheduler started: nobody waits for it, so a failure is logged and retried
+    /// (the writes stay in memory and in the journal meanwhile).
     private func saveInBackground(_ inode: UInt64) {
-        do { try save(inode) } catch { logger.error("could not save inode \(inode): \(error)") }
+        do {
+            try save(inode)
+        } catch {
+            logger.error("could not save inode \(inode), trying again shortly: \(error)")
+            saves.failed(inode)
+        }
     }
 
     /// Saves `inode`'s unsaved writes into whatever it stands for now: a valid text updates the
@@ -681,10 +686,15 @@ final class ShelfFileSystem: Sendable {
         try saves.saveDueNow { try save($0) }
     }
 
-    /// Saves every file with unsaved writes (unmount).
+    /// Saves every file with unsaved writes (unmount). What cannot be saved stays in the
+    /// journal, which the next mount replays and `shelf status` reports meanwhile.
     func saveAll() {
         for inode in buffers.unsavedInodes() {
-            do { try save(inode) } catch { logger.error("unsaved writes of inode \(inode) lost at unmount: \(error)") }
+            do {
+                try save(inode)
+            } catch {
+                logger.error("could not save inode \(inode) at unmount; its writes stay in the journal for the next mount: \(error)")
+            }
         }
     }
 
@@ -728,6 +738,7 @@ final class ShelfFileSystem: Sendable {
         guard case .item(let id) = try keyWithWritesSaved(inode) else { throw Errno(ENOENT) }
         let record = try store.write { try $0.setFileTimes(id: id, modified: modified, permissions: permissions) }
         index.put(ItemSummary(record))
+        buffers.buffer(of: inode)?.setModified(record.modified)
     }
 
     /// Truncates or zero-extends an item inode's bytes. Emptying it (`O_TRUNC`) needs no read of
