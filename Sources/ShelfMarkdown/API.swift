@@ -91,14 +91,19 @@ public enum MarkdownCodec {
     }
 }
 
-/// File names from titles: NFC, no `/`, NUL or control characters, no leading dot, at most 255
-/// bytes with `.md`, stable across renders.
+/// File names from titles: NFC, no `/`, NUL or control characters, no leading dot, at most
+/// ``maximumNameBytes`` with `.md`, stable across renders.
 ///
 /// `/` becomes `-` (so `AC/DC` stays readable as `AC-DC`); NUL, tabs, line breaks and other
 /// control characters become spaces. Spaces at either end and leading dots are dropped (a name
-/// starting with `.` would be hidden); a title with nothing left is `Untitled`. Names longer than
-/// 255 UTF-8 bytes are cut at a character boundary, leaving room for `.md` and any ` (2)` suffix.
+/// starting with `.` would be hidden); a title with nothing left is `Untitled`. Longer names are
+/// cut at a character boundary, leaving room for `.md` and any ` (2)` suffix.
 public enum FileNaming {
+    /// NAME_MAX (255) less room for the longest name an editor makes beside a file
+    /// (`NAME___jb_tmp___`; also `.NAME.swp`, `.#NAME`, `NAME~`), so editing never meets a
+    /// "File name too long".
+    public static let maximumNameBytes = 255 - 16
+
     /// `Dune - Frank Herbert.md` for a book, `Title.md` for a note.
     public static func fileName(for item: Item) -> String {
         var stem = FileNameStem.sanitized(item.title)

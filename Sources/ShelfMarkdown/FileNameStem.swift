@@ -4,8 +4,6 @@ import Foundation
 enum FileNameStem {
     static let fileExtension = ".md"
     static let untitled = "Untitled"
-    /// The longest file name Linux file systems take, in bytes.
-    static let maximumBytes = 255
 
     /// `text` as a name part: NFC, `/` → `-`, control characters → space, no spaces at the ends,
     /// no leading dots. May be empty.
@@ -24,11 +22,11 @@ enum FileNameStem {
         return String(String.UnicodeScalarView(withoutLeading.reversed().drop(while: \.properties.isWhitespace).reversed()))
     }
 
-    /// `stem` cut at a character boundary so that `stem + suffix + ".md"` fits in 255 bytes, with
+    /// `stem` cut at a character boundary so that `stem + suffix + ".md"` fits the name limit, with
     /// spaces left at the cut dropped; `Untitled` when not even one character fits (a single
     /// character of hundreds of combining marks).
     static func fitted(_ stem: String, suffix: String) -> String {
-        let budget = maximumBytes - fileExtension.utf8.count - suffix.utf8.count
+        let budget = FileNaming.maximumNameBytes - fileExtension.utf8.count - suffix.utf8.count
         guard stem.utf8.count > budget else { return stem }
         var used = 0
         let kept = stem.prefix { character in

@@ -4,6 +4,9 @@ import ShelfModel
 
 /// The on-disk layout of a library — `shelf.sqlite` beside `files/Books` and `files/Notes` —
 /// and the checks that turn a wrong folder into an error naming the folder and the fix.
+///
+/// Private by default: a reading library is personal, so what Shelf creates is its owner's
+/// only (folders 0700, the database 0600; SQLite gives its log files the database's mode).
 struct LibraryFolder {
     let url: URL
     /// How long a write waits for other processes' transactions before `libraryBusy`. Imports
@@ -25,7 +28,8 @@ struct LibraryFolder {
     /// Creates the library folder and its parents if missing.
     func createFolder() throws {
         do {
-            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
+                                                    attributes: [.posixPermissions: 0o700])
         } catch {
             throw StoreError.libraryUnreadable(path: url.path, reason: "the folder cannot be created (\(error.localizedDescription))")
         }
@@ -38,6 +42,10 @@ struct LibraryFolder {
         for kind in ItemKind.allCases {
             let folder = plainFilesURL.appendingPathComponent(kind.folderName, isDirectory: true)
             do {
+                if !FileManager.default.fileExists(atPath: plainFilesURL.path) {
+                    try FileManager.default.createDirectory(at: plainFilesURL, withIntermediateDirectories: false,
+                                                            attributes: [.posixPermissions: 0o700])
+                }
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             } catch {
                 throw StoreError.libraryUnreadable(path: url.path, reason: "\(folder.path) cannot be created (\(error.localizedDescription))")
@@ -52,6 +60,9 @@ struct LibraryFolder {
         configuration.busyMode = .timeout(busyTimeout)
         return try whileOpeningExclusively {
             do {
+                // Created owner-only before SQLite creates it with the umask's mode.
+                let created = open(databaseURL.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                if created >= 0 { close(created) }
                 let pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
                 try Schema.migrator.migrate(pool)
                 return pool

@@ -51,7 +51,8 @@ struct MountCommand: ParsableCommand {
         // Checked here too: the wait below could not tell an old mount from the new one.
         guard MountTable.mount(at: path) == nil else { throw FuseSessionError.alreadyMounted(path) }
         let logs = store.folder.appendingPathComponent("logs", isDirectory: true)
-        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true)
+        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true,
+                                                attributes: [.posixPermissions: 0o700])
         let log = logs.appendingPathComponent("mount.log")
         let logStart = (try? FileManager.default.attributesOfItem(atPath: log.path)[.size] as? Int) ?? 0
 
