@@ -3,9 +3,9 @@ import PackageDescription
 
 /// Layers, bottom up (see ../shared/DESIGN.md, "Layers"):
 /// ShelfModel → ShelfMarkdown → ShelfStore → ShelfImport / ShelfFS (over FuseKit over CFuse) → shelf.
+/// Linux only (libfuse3, inotify, Linux xattr calls): no other platform is declared.
 let package = Package(
     name: "Shelf",
-    platforms: [.macOS(.v14)],
     products: [
         .executable(name: "shelf", targets: ["shelf"]),
     ],

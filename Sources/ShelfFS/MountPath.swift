@@ -1,4 +1,5 @@
 import ShelfModel
+import ShelfStore
 
 /// A path inside the mount, relative to its root, without leading or trailing slash
 /// (`""` is the root, `Books/Shelf 1/Dune - Frank Herbert.md` an item file).
@@ -58,7 +59,7 @@ struct MountPath: Hashable, Sendable, CustomStringConvertible {
     }
 }
 
-/// Which paths are items and which are plain files: the one place that decides it.
+/// Which mount paths are items and which are plain files, by the store's rule (``ItemPath``).
 ///
 /// Everything under `Books/` and `Notes/` named `*.md` (and not hidden) is an item file; every
 /// other name — user folders, attachments, and the temp, swap and backup files editors make
@@ -74,18 +75,12 @@ enum PathRules {
 
     /// Whether `folder` is `Books`, `Notes` or one of their (non-hidden) sub-folders.
     static func isItemFolder(_ folder: MountPath) -> Bool {
-        guard itemKind(under: folder) != nil else { return false }
-        return !folder.components.contains { $0.hasPrefix(".") }
-    }
-
-    /// Whether `name` is an item file name: `*.md`, not hidden, not only the extension.
-    static func isItemFileName(_ name: String) -> Bool {
-        name.hasSuffix(".md") && name.count > 3 && !name.hasPrefix(".")
+        ItemPath.itemKind(ofFolder: folder.rawValue) != nil
     }
 
     /// Whether `path` names an item file (whether or not an item is there now).
     static func isItemPath(_ path: MountPath) -> Bool {
-        !path.isRoot && isItemFolder(path.parent) && isItemFileName(path.name)
+        !path.isRoot && isItemFolder(path.parent) && ItemPath.isItemFileName(path.name)
     }
 
     /// Whether `path` is the status folder or inside it.

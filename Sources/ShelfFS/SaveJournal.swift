@@ -71,7 +71,7 @@ public final class SaveJournal: Sendable {
         let written = bytes.withUnsafeBytes { pwrite(entry.descriptor, $0.baseAddress, $0.count, off_t(offset)) }
         let expected = bytes.withUnsafeBytes(\.count)
         guard written >= 0 else { throw .current }
-        guard written == expected else { throw Errno(ENOSPC) }
+        guard written == expected else { throw Errno.noSpace }
     }
 
     func truncate(_ entry: Entry, to size: Int) throws(Errno) {
@@ -85,7 +85,7 @@ public final class SaveJournal: Sendable {
         case .item(let id, let base): ["item": id.rawValue, "baseVersion": base.map { NSNumber(value: $0) } ?? NSNull()]
         case .newFile(let path): ["newFile": path]
         }
-        guard let json = try? JSONSerialization.data(withJSONObject: fields) else { throw Errno(EIO) }
+        guard let json = try? JSONSerialization.data(withJSONObject: fields) else { throw Errno.ioError }
         let final = folder.appendingPathComponent(entry.name + ".json").path
         let temporary = final + ".tmp"
         let descriptor = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)

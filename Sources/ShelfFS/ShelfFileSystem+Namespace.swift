@@ -20,7 +20,7 @@ extension ShelfFileSystem {
     /// The path `name` would have in folder `parent`, refusing the read-only status folder.
     private func writablePath(parent: UInt64, name: String) throws -> MountPath {
         let path = try folderPath(parent).appending(name)
-        guard !PathRules.isStatusPath(path) else { throw Errno(EACCES) }
+        guard !PathRules.isStatusPath(path) else { throw Errno.accessDenied }
         return path
     }
 
@@ -33,7 +33,7 @@ extension ShelfFileSystem {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             if let existing = resolve(path) {
-                guard !flags.exclusive else { throw Errno(EEXIST) }
+                guard !flags.exclusive else { throw Errno.exists }
                 let inode = inodes.inode(for: existing)
                 if flags.truncates && flags.isWritable {
                     _ = try setAttributes(inode, changes: AttributeChanges(size: 0))
@@ -60,7 +60,7 @@ extension ShelfFileSystem {
     func makeNode(parent: UInt64, name: String, mode: UInt32, device: UInt64) throws -> Entry {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
-            guard !PathRules.isItemPath(path) else { throw Errno(EPERM) }
+            guard !PathRules.isItemPath(path) else { throw Errno.notPermitted }
             guard mknod(plain.realPath(path), mode_t(mode), dev_t(device)) == 0 else { throw Errno.current }
             return try entry(for: .plain(path))
         }
@@ -70,7 +70,7 @@ extension ShelfFileSystem {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             // A folder named like an item file would be hidden behind the item overlay.
-            guard !PathRules.isItemPath(path) else { throw Errno(EPERM) }
+            guard !PathRules.isItemPath(path) else { throw Errno.notPermitted }
             try plain.makeDirectory(path, mode: mode_t(mode & 0o7777))
             watchForCloses(path)
             return try entry(for: .plain(path))
@@ -80,7 +80,7 @@ extension ShelfFileSystem {
     func makeSymlink(parent: UInt64, name: String, target: String) throws -> Entry {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
-            guard !PathRules.isItemPath(path) else { throw Errno(EPERM) }
+            guard !PathRules.isItemPath(path) else { throw Errno.notPermitted }
             try plain.symlink(path, target: target)
             return try entry(for: .plain(path))
         }
@@ -105,9 +105,9 @@ extension ShelfFileSystem {
                 try plain.unlink(path)
                 inodes.detach(.plain(path))
             case .status:
-                throw Errno(EACCES)
+                throw Errno.accessDenied
             case nil:
-                throw Errno(ENOENT)
+                throw Errno.noEntry
             }
         }
     }
@@ -116,9 +116,9 @@ extension ShelfFileSystem {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             guard ItemKind(folderName: path.rawValue) == nil else {
-                throw Errno(EBUSY)  // Books/ and Notes/ always exist
+                throw Errno.busy  // Books/ and Notes/ always exist
             }
-            guard !holdsItems(path) else { throw Errno(ENOTEMPTY) }
+            guard !holdsItems(path) else { throw Errno.notEmpty }
             try plain.removeDirectory(path)
             inodes.detach(.plain(path))
         }
@@ -136,10 +136,10 @@ extension ShelfFileSystem {
         try mutating {
             let from = try writablePath(parent: parent, name: name)
             let to = try writablePath(parent: newParent, name: newName)
-            guard !flags.contains(.exchange) else { throw Errno(EINVAL) }
-            guard let source = resolve(from) else { throw Errno(ENOENT) }
+            guard !flags.contains(.exchange) else { throw Errno.invalid }
+            guard let source = resolve(from) else { throw Errno.noEntry }
             let target = resolve(to)
-            if target != nil && flags.contains(.noReplace) { throw Errno(EEXIST) }
+            if target != nil && flags.contains(.noReplace) { throw Errno.exists }
             guard source != target else { return }
             switch (source, PathRules.isItemPath(to)) {
             case (.item(let id), true):
@@ -155,9 +155,9 @@ extension ShelfFileSystem {
                 newItemFiles.withLock { $0[pending] = to }
                 if let inode = inodes.existingInode(for: source) { try buffers.retarget(inode, toNewFileAt: to.rawValue) }
             case (.newItemFile, false):
-                throw Errno(EXDEV)  // not saved yet, so no bytes to keep as a plain file
+                throw Errno.crossDevice  // not saved yet, so no bytes to keep as a plain file
             case (.status, _):
-                throw Errno(EACCES)
+                throw Errno.accessDenied
             }
         }
     }
@@ -180,10 +180,10 @@ extension ShelfFileSystem {
         case .newItemFile(let pending):
             newItemFiles.withLock { $0[pending] = nil }
         case .plain(let path):
-            if plain.isDirectory(path) { throw Errno(EISDIR) }
+            if plain.isDirectory(path) { throw Errno.isDirectory }
             if let inode = inodes.kernelInode(for: .plain(path)) { descriptors.pin(inode, path: path, in: plain) }
         case .status:
-            throw Errno(EACCES)
+            throw Errno.accessDenied
         case nil:
             return
         }
@@ -192,7 +192,7 @@ extension ShelfFileSystem {
     /// Item → new `*.md` name: the same item at a new path (its title does not change).
     private func moveItem(_ id: ItemID, from: MountPath, to: MountPath, replacing target: NodeKey?) throws {
         guard PathRules.itemKind(under: from) == PathRules.itemKind(under: to) else {
-            throw Errno(EXDEV)  // a book is no note: `mv` falls back to copy + delete
+            throw Errno.crossDevice  // a book is no note: `mv` falls back to copy + delete
         }
         try ensureFolder(to.parent)
         try removeForReplacement(target)
@@ -205,7 +205,7 @@ extension ShelfFileSystem {
     /// mode and user attributes, so the editor's backup is real and recreating a file with its
     /// `id:` brings the item back.
     private func releaseItem(_ id: ItemID, to: MountPath, replacing target: NodeKey?) throws {
-        guard let record = try store.record(id: id) else { throw Errno(ENOENT) }
+        guard let record = try store.record(id: id) else { throw Errno.noEntry }
         try removeForReplacement(target)
         try plain.writeAtomically(Array(record.content), to: to)
         do {
@@ -228,7 +228,7 @@ extension ShelfFileSystem {
     /// times, mode and user attributes along with its bytes. The replaced item file's inode
     /// keeps the bytes it showed for the programs still reading it, as a disk filesystem's would.
     private func adoptPlainFile(from: MountPath, to: MountPath, replacing target: NodeKey?) throws {
-        guard !plain.isDirectory(from) else { throw Errno(EPERM) }
+        guard !plain.isDirectory(from) else { throw Errno.notPermitted }
         let bytes = try plain.readAll(from)
         let metadata = try plain.metadata(of: from)
         let destination: ItemCommitter.Target
@@ -277,7 +277,7 @@ extension ShelfFileSystem {
         }
         guard PathRules.isItemFolder(to), PathRules.itemKind(under: from) == PathRules.itemKind(under: to),
               newItemFiles.withLock({ !$0.values.contains { $0.isInside(from) } }) else {
-            throw Errno(EXDEV)
+            throw Errno.crossDevice
         }
         try plain.rename(from, to: to)
         do {

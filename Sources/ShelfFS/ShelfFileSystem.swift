@@ -182,8 +182,8 @@ final class ShelfFileSystem: Sendable {
         switch inodes.key(of: inode) {
         case .plain(let path): return path
         case .status(name: ""): return .statusFolder
-        case nil: throw Errno(ENOENT)
-        default: throw Errno(ENOTDIR)
+        case nil: throw Errno.noEntry
+        default: throw Errno.notDirectory
         }
     }
 
@@ -217,7 +217,7 @@ final class ShelfFileSystem: Sendable {
     // MARK: Attributes
 
     func attributes(of inode: UInt64) throws -> FileAttributes {
-        guard let key = inodes.key(of: inode) else { throw Errno(ENOENT) }
+        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
         return try attributes(of: key, inode: inode)
     }
 
@@ -254,7 +254,7 @@ final class ShelfFileSystem: Sendable {
         let permissions = summary?.permissions ?? ItemRecord.defaultPermissions
         if let shape = buffers.buffer(of: inode)?.shape { return (shape.size, shape.modified, permissions) }
         if let summary { return (summary.size, summary.modified, permissions) }
-        guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
+        guard let file = try store.file(id: id) else { throw Errno.noEntry }
         return (file.content.count, Date(), permissions)
     }
 
@@ -348,7 +348,7 @@ final class ShelfFileSystem: Sendable {
         } else {
             let isItemFolder = PathRules.isItemFolder(folder)
             for name in try plain.entries(of: folder) {
-                if isItemFolder && PathRules.isItemFileName(name) { continue }
+                if isItemFolder && ItemPath.isItemFileName(name) { continue }
                 if folder.isRoot && name == MountPath.statusFolder.rawValue { continue }
                 if name.hasPrefix(PlainFileArea.internalPrefix) { continue }
                 others.append((name, .plain(folder.appending(name))))
@@ -477,7 +477,7 @@ final class ShelfFileSystem: Sendable {
 
     /// Up to `size` bytes of `inode` at `offset`.
     func read(_ inode: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
-        guard let key = inodes.key(of: inode) else { throw Errno(ENOENT) }
+        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
         staleAttributes.markStale(inode)
         switch key {
         case .item(let id):
@@ -485,7 +485,7 @@ final class ShelfFileSystem: Sendable {
             if let version = index.version(of: id), let content = recentSaves.content(of: id, version: version) {
                 return Self.slice(content, offset: offset, size: size)
             }
-            guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
+            guard let file = try store.file(id: id) else { throw Errno.noEntry }
             return Self.slice(file.content, offset: offset, size: size)
         case .newItemFile:
             return buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) ?? []
@@ -508,7 +508,7 @@ final class ShelfFileSystem: Sendable {
     /// Writes `data` at `offset` (at the end when `appending`); returns the count written.
     /// Item files take the writes into their buffer, to be saved later (see ``SaveScheduler``).
     func write(_ inode: UInt64, offset: Int64, data: [UInt8], appending: Bool) throws -> Int {
-        guard let key = inodes.key(of: inode) else { throw Errno(ENOENT) }
+        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
         staleAttributes.markStale(inode)
         switch key {
         case .item, .newItemFile:
@@ -528,7 +528,7 @@ final class ShelfFileSystem: Sendable {
             guard count >= 0 else { throw Errno.current }
             return count
         case .status:
-            throw Errno(EACCES)
+            throw Errno.accessDenied
         }
     }
 
@@ -541,7 +541,7 @@ final class ShelfFileSystem: Sendable {
     /// The bytes a first write to an item inode starts from, and their version.
     private func currentBytes(of key: NodeKey) throws -> (bytes: [UInt8], baseVersion: Int64?) {
         guard case .item(let id) = key else { return ([], nil) }
-        guard let file = try store.file(id: id) else { throw Errno(ENOENT) }
+        guard let file = try store.file(id: id) else { throw Errno.noEntry }
         return (Array(file.content), file.version)
     }
 
@@ -556,7 +556,7 @@ final class ShelfFileSystem: Sendable {
             let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: false)
             guard fsync(descriptor.fd) == 0 else { throw Errno.current }
         case .status: return
-        case nil: throw Errno(ENOENT)
+        case nil: throw Errno.noEntry
         }
     }
 
@@ -608,7 +608,7 @@ final class ShelfFileSystem: Sendable {
             throw error
         } catch {
             logger.error("could not save inode \(inode): \(error)")
-            throw Errno(EIO)
+            throw Errno.ioError
         }
         if isCurrentFile(inode) || !inodes.isKnownToKernel(inode) { buffers.releaseIfSaved(inode) }
     }
@@ -634,7 +634,7 @@ final class ShelfFileSystem: Sendable {
             try plain.writeAtomically(bytes, to: path)
             return baseVersion ?? 0
         case .status, nil:
-            throw Errno(EBADF)
+            throw Errno.badHandle
         }
     }
 
@@ -701,7 +701,7 @@ final class ShelfFileSystem: Sendable {
     // MARK: Attributes changes
 
     func setAttributes(_ inode: UInt64, changes: AttributeChanges) throws -> CachedAttributes {
-        guard let key = inodes.key(of: inode) else { throw Errno(ENOENT) }
+        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
         switch key {
         case .plain(let path):
             if let permissions = changes.permissions { try plain.changeMode(path, to: mode_t(permissions)) }
@@ -727,7 +727,7 @@ final class ShelfFileSystem: Sendable {
                                      permissions: changes.permissions.map { UInt32($0 & 0o7777) })
             }
         case .status:
-            throw Errno(EACCES)
+            throw Errno.accessDenied
         }
         return try cachedAttributes(of: inode)
     }
@@ -735,7 +735,7 @@ final class ShelfFileSystem: Sendable {
     /// Sets an item's modification time and mode bits, after its pending writes (a time set
     /// after writing is not overtaken by the save of those writes).
     private func setItemFileTimes(_ inode: UInt64, modified: Date?, permissions: UInt32?) throws {
-        guard case .item(let id) = try keyWithWritesSaved(inode) else { throw Errno(ENOENT) }
+        guard case .item(let id) = try keyWithWritesSaved(inode) else { throw Errno.noEntry }
         let record = try store.write { try $0.setFileTimes(id: id, modified: modified, permissions: permissions) }
         index.put(ItemSummary(record))
         buffers.buffer(of: inode)?.setModified(record.modified)
@@ -755,14 +755,14 @@ final class ShelfFileSystem: Sendable {
     // MARK: Extended attributes
 
     func extendedAttribute(_ inode: UInt64, name: String) throws -> [UInt8] {
-        guard !ItemAttributes.isUnsupported(name) else { throw Errno(EOPNOTSUPP) }
+        guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
         switch try keyWithWritesSaved(inode) {
         case .plain(let path): return try plain.getAttribute(path, name: name)
         case .item(let id):
-            guard let value = try itemAttributes(id)[name] else { throw Errno(ENODATA) }
+            guard let value = try itemAttributes(id)[name] else { throw Errno.noAttribute }
             return value
-        case .newItemFile, .status: throw Errno(ENODATA)
-        case nil: throw Errno(ENOENT)
+        case .newItemFile, .status: throw Errno.noAttribute
+        case nil: throw Errno.noEntry
         }
     }
 
@@ -773,12 +773,12 @@ final class ShelfFileSystem: Sendable {
         case .plain(let path): return try plain.attributeNames(path).filter { !ItemAttributes.isUnsupported($0) }
         case .item(let id): return try store.extendedAttributes(id: id).keys.sorted()
         case .newItemFile, .status: return []
-        case nil: throw Errno(ENOENT)
+        case nil: throw Errno.noEntry
         }
     }
 
     func setExtendedAttribute(_ inode: UInt64, name: String, value: [UInt8], mode: ExtendedAttributeMode) throws {
-        guard !ItemAttributes.isUnsupported(name) else { throw Errno(EOPNOTSUPP) }
+        guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
         switch try keyWithWritesSaved(inode) {
         case .plain(let path):
             let flags: Int32 = switch mode {
@@ -790,27 +790,27 @@ final class ShelfFileSystem: Sendable {
         case .item(let id):
             try changeItemAttribute(id, name: name) { current in
                 switch (mode, current) {
-                case (.createOnly, .some): throw Errno(EEXIST)
-                case (.replaceOnly, nil): throw Errno(ENODATA)
+                case (.createOnly, .some): throw Errno.exists
+                case (.replaceOnly, nil): throw Errno.noAttribute
                 default: return Data(value)
                 }
             }
-        case .newItemFile, .status: throw Errno(EACCES)
-        case nil: throw Errno(ENOENT)
+        case .newItemFile, .status: throw Errno.accessDenied
+        case nil: throw Errno.noEntry
         }
     }
 
     func removeExtendedAttribute(_ inode: UInt64, name: String) throws {
-        guard !ItemAttributes.isUnsupported(name) else { throw Errno(EOPNOTSUPP) }
+        guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
         switch try keyWithWritesSaved(inode) {
         case .plain(let path): try plain.removeAttribute(path, name: name)
         case .item(let id):
             try changeItemAttribute(id, name: name) { current in
-                guard current != nil else { throw Errno(ENODATA) }
+                guard current != nil else { throw Errno.noAttribute }
                 return nil
             }
-        case .newItemFile, .status: throw Errno(ENODATA)
-        case nil: throw Errno(ENOENT)
+        case .newItemFile, .status: throw Errno.noAttribute
+        case nil: throw Errno.noEntry
         }
     }
 
@@ -819,7 +819,7 @@ final class ShelfFileSystem: Sendable {
     /// not the user's to set; other namespaces (`trusted.*`) are not kept for items.
     private func changeItemAttribute(_ id: ItemID, name: String, _ change: @escaping (Data?) throws -> Data?) throws {
         guard ItemAttributes.isUserSettable(name) else {
-            throw Errno(name.hasPrefix(ItemAttributes.shelfPrefix) ? EPERM : ENOTSUP)
+            throw name.hasPrefix(ItemAttributes.shelfPrefix) ? Errno.notPermitted : Errno.notSupported
         }
         try store.write { writer in
             let value = try change(try writer.extendedAttributes(id: id)[name])
@@ -836,7 +836,7 @@ final class ShelfFileSystem: Sendable {
 
     /// Shelf's description of the item and the user's own attributes, by name.
     private func itemAttributes(_ id: ItemID) throws -> [String: [UInt8]] {
-        guard let summary = try store.summary(id: id) else { throw Errno(ENOENT) }
+        guard let summary = try store.summary(id: id) else { throw Errno.noEntry }
         let diagnostics = summary.hasDraft ? try store.record(id: id)?.draftDiagnostics : nil
         return try store.extendedAttributes(id: id).mapValues { Array($0) }
             .merging(ItemAttributes.described(summary, draftDiagnostics: diagnostics)) { _, shelf in shelf }
@@ -845,7 +845,7 @@ final class ShelfFileSystem: Sendable {
     // MARK: Symlinks and space
 
     func readLink(_ inode: UInt64) throws -> String {
-        guard case .plain(let path) = inodes.key(of: inode) else { throw Errno(EINVAL) }
+        guard case .plain(let path) = inodes.key(of: inode) else { throw Errno.invalid }
         return try plain.readLink(path)
     }
 

@@ -246,33 +246,18 @@ public final class ShelfFuseOperations: FuseOperations {
         answer(reply) { try fileSystem.removeExtendedAttribute(inode.rawValue, name: name) }
     }
 
-    /// Answers `reply` with `body`'s result, or with the errno its error stands for; errors
-    /// without a precise errno are logged, since the program only sees `EIO`.
+    /// Answers `reply` with `body`'s result, or with the errno its error stands for
+    /// (``Errno/init(for:)``); errors without a precise errno are logged, since the program
+    /// only sees `EIO`.
     private func answer<T>(_ reply: Reply<T>, _ body: () throws -> T) {
         reply.respond {
             do {
                 return try body()
-            } catch let error as Errno {
-                throw error
-            } catch let error as StoreError {
-                let errno = Self.errno(for: error)
-                if errno == .ioError { fileSystem.logger.error("\(error)") }
-                throw errno
             } catch {
-                fileSystem.logger.error("\(error)")
-                throw error
+                let errno = Errno(for: error)
+                if errno == .ioError && !(error is Errno) { fileSystem.logger.error("\(error)") }
+                throw errno
             }
-        }
-    }
-
-    private static func errno(for error: StoreError) -> Errno {
-        switch error {
-        case .itemNotFound: .noEntry
-        case .pathTaken, .itemExists: .exists
-        case .invalidPath: .invalid
-        case .kindMismatch: .crossDevice
-        case .libraryBusy, .versionConflict: .busy
-        case .libraryMissing, .notALibrary, .libraryUnreadable, .damagedRecord: .ioError
         }
     }
 

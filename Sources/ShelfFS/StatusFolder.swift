@@ -49,7 +49,7 @@ final class StatusFolder: Sendable {
         switch name {
         case "errors.txt": return Array(try errorsReport().utf8)
         case "status.json": return try statusJSON()
-        default: throw Errno(ENOENT)
+        default: throw Errno.noEntry
         }
     }
 

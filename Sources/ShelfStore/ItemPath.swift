@@ -1,20 +1,41 @@
 import ShelfModel
 
 /// Where item files may live: `<Kind folder>/[sub folders/]<name>.md`, relative to the library
-/// root. Checked on every write that sets a path, so the mount and exports never meet a path
-/// they cannot show.
-enum ItemPath {
+/// root — the one rule for "is this an item path", shared by the store and the mount.
+/// Checked on every write that sets a path, so the mount and exports never meet a path they
+/// cannot show.
+///
+/// Hidden names are plain files: a name or folder starting with a dot (`.x.md.swp`,
+/// `Books/.trash/x.md`) is never an item, so editors' temp files and trash folders stay verbatim.
+public enum ItemPath {
+    /// Whether `name` is an item file name: `*.md`, not hidden, more than the extension.
+    public static func isItemFileName(_ name: some StringProtocol) -> Bool {
+        name.hasSuffix(".md") && name.utf8.count > 3 && !name.hasPrefix(".")
+    }
+
+    /// The kind of the items that live in `folder` (`Books`, `Notes/Ideas`); nil for every other
+    /// folder, hidden ones inside a kind's tree included.
+    public static func itemKind(ofFolder folder: some StringProtocol) -> ItemKind? {
+        let components = folder.split(separator: "/", omittingEmptySubsequences: false)
+        guard let top = components.first, let kind = ItemKind(folderName: String(top)),
+              !components.contains(where: { $0.hasPrefix(".") }) else { return nil }
+        return kind
+    }
+
     /// Throws `invalidPath` unless `path` is a valid place for an item of `kind`.
     static func validate(_ path: String, for kind: ItemKind) throws {
         try checkComponents(of: path)
         guard path.hasPrefix(kind.folderName + "/") else {
             throw StoreError.invalidPath(path, reason: "a \(kind.rawValue) lives under \(kind.folderName)/, e.g. \(kind.folderName)/Title.md")
         }
+        guard itemKind(ofFolder: folder(of: path)) == kind else {
+            throw StoreError.invalidPath(path, reason: "a folder starting with a dot is hidden and holds plain files, not items; drop the leading dot")
+        }
         let name = fileName(of: path)
         guard name.hasSuffix(".md"), name != ".md" else {
             throw StoreError.invalidPath(path, reason: "item files end in .md after a name, e.g. \(kind.folderName)/Title.md")
         }
-        guard !name.hasPrefix(".") else {
+        guard isItemFileName(name) else {
             throw StoreError.invalidPath(path, reason: "a name starting with a dot is a hidden plain file, not an item; drop the leading dot")
         }
     }

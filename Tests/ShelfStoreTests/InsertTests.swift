@@ -93,6 +93,8 @@ struct InsertTests {
         ("Books/Dune.txt", .book),
         ("Books/.md", .book),
         ("Books/.hidden.md", .book),
+        ("Books/.trash/Dune.md", .book),
+        ("Notes/Ideas/.obsidian/Plan.md", .note),
         ("Books//Dune.md", .book),
         ("Books/./Dune.md", .book),
         ("Books/../Notes/Dune.md", .book),
