@@ -3,6 +3,7 @@ import Glibc
 import Synchronization
 import FuseKit
 import ShelfModel
+import ShelfStore
 
 extension Errno {
     /// The errno of the last failed system call.
@@ -17,17 +18,9 @@ extension Errno {
 struct PlainFileArea: Sendable {
     let root: URL
 
-    /// Names Shelf itself uses for half-written files and files on their way out; never listed.
-    static let internalPrefix = ".shelf-write-"
-
-    /// A fresh internal name: unique in this process, and the internal files of a process that
-    /// ended without removing them are removed at the next mount (``removeLeftovers()``).
-    /// (A counter, not a UUID: drawing one reads `/dev/urandom`, three syscalls per save.)
-    static func internalName() -> String {
-        internalPrefix + "\(getpid())-\(internalNames.add(1, ordering: .relaxed).newValue)"
-    }
-
-    private static let internalNames = Atomic<UInt64>(0)
+    /// Names Shelf itself uses for half-written files and files on their way out; never
+    /// listed, and removed at the next mount if a process ended first (``removeLeftovers()``).
+    static let internalPrefix = AtomicFile.temporaryPrefix
 
     func realPath(_ path: MountPath) -> String {
         path.isRoot ? root.path : root.path + "/" + path.rawValue
@@ -97,7 +90,7 @@ struct PlainFileArea: Sendable {
     /// (its blocks and its inode) can cost more than all the rest of an editor's save, and
     /// nobody waits for it. Close its descriptors first, or the disk frees it at their close.
     func removeInBackground(_ path: MountPath) throws(Errno) {
-        let hidden = path.parent.appending(Self.internalName())
+        let hidden = path.parent.appending(AtomicFile.temporaryName())
         try rename(path, to: hidden)
         let real = realPath(hidden)
         Self.removals.async { _ = Glibc.unlink(real) }
@@ -160,26 +153,13 @@ struct PlainFileArea: Sendable {
         guard utimensat(AT_FDCWD, realPath(path), times, AT_SYMLINK_NOFOLLOW) == 0 else { throw .current }
     }
 
-    /// Writes `data` as the whole file at `path`, replacing it atomically (a temp file beside it,
-    /// fsync, rename) so a crash never leaves it half written.
+    /// Writes `data` as the whole file at `path`, replacing it atomically (``AtomicFile``).
     func writeAtomically(_ data: [UInt8], to path: MountPath) throws(Errno) {
-        let temp = path.parent.appending(Self.internalName())
-        let fd = try open(temp, flags: O_WRONLY | O_CREAT | O_EXCL, mode: 0o644)
-        var written = 0
-        while written < data.count {
-            let count = data.withUnsafeBytes { Glibc.write(fd, $0.baseAddress! + written, data.count - written) }
-            if count < 0 {
-                let failure = Errno.current
-                close(fd)
-                try? unlink(temp)
-                throw failure
-            }
-            written += count
+        do {
+            try AtomicFile.write(data, to: realPath(path))
+        } catch {
+            throw Errno(error.code)
         }
-        let synced = fsync(fd) == 0
-        close(fd)
-        guard synced else { try? unlink(temp); throw .current }
-        try rename(temp, to: path)
     }
 
     /// The whole content of the file at `path`.

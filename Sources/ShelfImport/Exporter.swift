@@ -1,11 +1,6 @@
 import Foundation
-import ShelfStore
-import Synchronization
-#if canImport(Glibc)
 import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
+import ShelfStore
 
 /// What an export did.
 public struct ExportSummary: Hashable, Sendable, CustomStringConvertible {
@@ -62,9 +57,9 @@ public enum Exporter {
         var changedFolders = Set<URL>()
         /// Changed files, written to temporary files first and renamed into place together
         /// after one `sync()`: 10,000 fsyncs would cost far more than the writes themselves.
-        var staged: [(temporary: URL, target: URL)] = []
+        var staged: [(temporary: String, target: URL)] = []
         var existingFolders = Set<URL>()
-        defer { staged.forEach { unlink($0.temporary.path) } }
+        defer { staged.forEach { unlink($0.temporary) } }
         try store.forEachFile { path, data in
             guard isSafeRelativePath(path) else {
                 throw ImportError.exportFailed(path: folder.path, reason: "the item path \"\(path)\" would leave the folder")
@@ -80,7 +75,7 @@ public enum Exporter {
                 if existingFolders.insert(parent).inserted {
                     try fileManager.createDirectory(at: parent, withIntermediateDirectories: true)
                 }
-                staged.append((try stage(data, for: target, durably: false), target))
+                staged.append((try AtomicFile.stage(data, besides: target.path, durably: false), target))
             } catch {
                 // What the last export wrote there, if anything, stays listed as its own.
                 manifest.files[path] = previous.files[path]
@@ -97,7 +92,7 @@ public enum Exporter {
             syncStagedFiles()
             while let (temporary, target) = staged.popLast() {
                 do {
-                    try publish(temporary, as: target)
+                    try AtomicFile.publish(temporary, as: target.path)
                 } catch {
                     let path = String(target.path.dropFirst(folder.path.count + 1))
                     manifest.files[path] = previous.files[path]
@@ -131,57 +126,10 @@ public enum Exporter {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try attempt(manifestURL) {
-            try writeAtomically(encoder.encode(manifest), to: manifestURL)
+            try AtomicFile.write(encoder.encode(manifest), to: manifestURL.path)
             try syncFolder(folder)
         }
         return summary
-    }
-
-    /// Writes `data` to `url` so that readers and crashes see the old or the new bytes only:
-    /// a synced temporary file renamed over `url`. The rename is durable once the caller has
-    /// synced the folder (`syncFolder`).
-    static func writeAtomically(_ data: Data, to url: URL) throws {
-        try publish(stage(data, for: url, durably: true), as: url)
-    }
-
-    /// Writes `data` to a new hidden temporary file beside `url` and returns it; `durably`
-    /// fsyncs it (otherwise the caller syncs the file system before publishing it). The
-    /// temporary name is short whatever `url`'s is, so it never exceeds NAME_MAX.
-    static func stage(_ data: Data, for url: URL, durably: Bool) throws -> URL {
-        let temporary = url.deletingLastPathComponent()
-            .appendingPathComponent(".shelf-tmp-\(getpid())-\(temporaryNames.add(1, ordering: .relaxed).newValue)")
-        let file = open(temporary.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
-        guard file >= 0 else { throw POSIXFailure(operation: "create \(temporary.lastPathComponent)") }
-        var written = 0
-        let result: Int32 = data.withUnsafeBytes { buffer in
-            while written < buffer.count {
-                let count = write(file, buffer.baseAddress! + written, buffer.count - written)
-                if count < 0 {
-                    if errno == EINTR { continue }
-                    return -1
-                }
-                written += count
-            }
-            return durably ? fsync(file) : 0
-        }
-        let failure = result == 0 ? nil : POSIXFailure(operation: "write \(url.lastPathComponent)")
-        close(file)
-        if let failure {
-            unlink(temporary.path)
-            throw failure
-        }
-        return temporary
-    }
-
-    private static let temporaryNames = Atomic<UInt64>(0)
-
-    /// Renames a staged temporary file over `url` (removing the temporary file if that fails).
-    static func publish(_ temporary: URL, as url: URL) throws {
-        guard rename(temporary.path, url.path) == 0 else {
-            let failure = POSIXFailure(operation: "rename onto \(url.lastPathComponent)")
-            unlink(temporary.path)
-            throw failure
-        }
     }
 
     /// Makes every staged file durable in one call. `sync()` rather than `syncfs()` (which
@@ -193,9 +141,9 @@ public enum Exporter {
     /// Makes a rename in `folder` durable.
     private static func syncFolder(_ folder: URL) throws {
         let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw POSIXFailure(operation: "open folder \(folder.lastPathComponent)") }
+        guard descriptor >= 0 else { throw SystemCallError("open folder \(folder.lastPathComponent)") }
         defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw POSIXFailure(operation: "sync folder \(folder.lastPathComponent)") }
+        guard fsync(descriptor) == 0 else { throw SystemCallError("sync folder \(folder.lastPathComponent)") }
     }
 
     /// Removes `start` and its parents while they are empty, never `root` itself; returns the
@@ -231,17 +179,4 @@ public enum Exporter {
             throw ImportError.exportFailed(path: url.path, reason: "\(error)")
         }
     }
-}
-
-/// A failed system call, with errno's text.
-struct POSIXFailure: Error, CustomStringConvertible {
-    let operation: String
-    let code: Int32
-
-    init(operation: String) {
-        self.operation = operation
-        self.code = errno
-    }
-
-    var description: String { "cannot \(operation): \(String(cString: strerror(code)))" }
 }
