@@ -12,12 +12,14 @@ import ShelfStore
 /// has looked up); a folder whose names change also loses the kernel's cached listing. A file with unsaved writes keeps its pages (its save keeps both sides as a
 /// conflict copy). Changes this mount made itself are already in the index at the same version
 /// and cost nothing.
-final class ChangeFollower: Sendable {
+final class ChangeFollower: @unchecked Sendable {
     private let fileSystem: ShelfFileSystem
     private let interval: TimeInterval
     private let sequence: Mutex<Int64>
-    private let running = Mutex(true)
-    private let finished = DispatchSemaphore(value: 0)
+    /// Guards the thread's state, like every worker thread's in Shelf.
+    private let condition = NSCondition()
+    private var isRunning = false
+    private var isStopped = false
 
     /// Follows the feed from `sequence`, the feed position the index was loaded at.
     init(fileSystem: ShelfFileSystem, after sequence: Int64, interval: TimeInterval = 0.15) {
@@ -27,28 +29,45 @@ final class ChangeFollower: Sendable {
     }
 
     func start() {
-        let thread = Thread { [self] in
-            while running.withLock({ $0 }) {
-                do {
-                    try poll()
-                } catch {
-                    fileSystem.logger.error("cannot read the library's change feed: \(error)")
-                }
-                Thread.sleep(forTimeInterval: interval)
-            }
-            finished.signal()
+        condition.withLock {
+            guard !isRunning, !isStopped else { return }
+            isRunning = true
+            let thread = Thread { [self] in followUntilStopped() }
+            thread.name = "shelf.change-follower"
+            thread.start()
         }
-        thread.name = "shelf.change-follower"
-        thread.start()
     }
 
     /// Stops the thread and waits for its last poll to end.
     func stop() {
-        let wasRunning = running.withLock { running in
-            defer { running = false }
-            return running
+        condition.withLock {
+            isStopped = true
+            condition.broadcast()
+            while isRunning { condition.wait() }
         }
-        if wasRunning { finished.wait() }
+    }
+
+    private func followUntilStopped() {
+        repeat {
+            do {
+                try poll()
+            } catch {
+                fileSystem.logger.error("cannot read the library's change feed: \(error)")
+            }
+        } while waitForNextPoll()
+        condition.withLock {
+            isRunning = false
+            condition.broadcast()
+        }
+    }
+
+    /// Waits `interval`, or less when stopped; false once stopped.
+    private func waitForNextPoll() -> Bool {
+        condition.withLock {
+            let deadline = Date().addingTimeInterval(interval)
+            while !isStopped && condition.wait(until: deadline) {}
+            return !isStopped
+        }
     }
 
     /// Applies every change since the last poll; returns how many there were.

@@ -20,7 +20,9 @@ public enum MountControl {
         private let socketURL: URL
         private let listener: Int32
         private let commit: @Sendable () throws -> Void
-        private let finished = DispatchSemaphore(value: 0)
+        /// Guards `isRunning`, like every worker thread's state in Shelf.
+        private let condition = NSCondition()
+        private var isRunning = false
 
         /// Listens at `run/control-<pid>.sock` in `library`; `commit` answers each request.
         init(library: URL, commit: @escaping @Sendable () throws -> Void) throws {
@@ -46,28 +48,39 @@ public enum MountControl {
         }
 
         func start() {
-            let thread = Thread { [self] in
-                while true {
-                    let connection = accept(listener, nil, nil)
-                    if connection < 0 {
-                        if errno == EINTR || errno == ECONNABORTED { continue }
-                        break  // shut down by stop()
-                    }
-                    answer(connection)
-                    close(connection)
-                }
-                finished.signal()
+            condition.withLock {
+                guard !isRunning else { return }
+                isRunning = true
+                let thread = Thread { [self] in serveUntilStopped() }
+                thread.name = "shelf.mount-control"
+                thread.start()
             }
-            thread.name = "shelf.mount-control"
-            thread.start()
         }
 
         /// Stops listening, waits for the request under way, and removes the socket.
         func stop() {
             unlink(socketURL.path)
-            shutdown(listener, Int32(SHUT_RDWR))
-            finished.wait()
+            shutdown(listener, Int32(SHUT_RDWR))  // wakes the thread's accept()
+            condition.withLock {
+                while isRunning { condition.wait() }
+            }
             close(listener)
+        }
+
+        private func serveUntilStopped() {
+            while true {
+                let connection = accept(listener, nil, nil)
+                if connection < 0 {
+                    if errno == EINTR || errno == ECONNABORTED { continue }
+                    break  // shut down by stop()
+                }
+                answer(connection)
+                close(connection)
+            }
+            condition.withLock {
+                isRunning = false
+                condition.broadcast()
+            }
         }
 
         private func answer(_ connection: Int32) {
