@@ -96,7 +96,7 @@ final class ChangeFollower: @unchecked Sendable {
             current = try fileSystem.store.summary(id: id)
             if known == current { return }
             if let current {
-                for folder in try fileSystem.ensureFolder(MountPath(current.path).parent) { announceName(folder) }
+                for folder in try fileSystem.folders.ensure(MountPath(current.path).parent) { announceName(folder) }
             }
         } while !index.put(current, for: id, ifStill: known)
         let itemInode = fileSystem.inodes.kernelInode(for: .item(id))
@@ -105,7 +105,7 @@ final class ChangeFollower: @unchecked Sendable {
             forgetName(MountPath(known.path), deletedInode: current == nil ? itemInode : nil)
         }
         // A file with unsaved writes keeps showing them: its save will keep both sides.
-        if let itemInode, let known, let current, fileSystem.buffers.buffer(of: itemInode)?.isDirty != true {
+        if let itemInode, let known, let current, fileSystem.saves.buffers.buffer(of: itemInode)?.isDirty != true {
             if known.version != current.version {
                 fileSystem.invalidate(.content(Inode(itemInode)))
             } else if known.modified != current.modified || known.permissions != current.permissions {

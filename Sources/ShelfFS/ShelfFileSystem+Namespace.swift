@@ -11,7 +11,7 @@ extension ShelfFileSystem {
     private func mutating<T>(_ body: () throws -> T) throws -> T {
         namespaceLock.lock()
         defer {
-            noteNamespaceChange()
+            folders.noteNamespaceChange()
             namespaceLock.unlock()
         }
         return try body()
@@ -43,9 +43,8 @@ extension ShelfFileSystem {
             if PathRules.isItemPath(path) {
                 // Not an item until its first save decides which one (its `id:` may name a
                 // trashed item coming back).
-                let pending = UUID()
-                newItemFiles.withLock { $0[pending] = path }
-                try buffers.startNewFile(inodes.inode(for: .newItemFile(pending)), at: path.rawValue)
+                let pending = newItemFiles.add(at: path)
+                try saves.startNewFile(inodes.inode(for: .newItemFile(pending)), at: path)
                 return CreatedFile(entry: try entry(for: .newItemFile(pending)), file: OpenedFile())
             }
             // Opened read-write whatever the mode: the creator may write a file it makes read-only.
@@ -72,7 +71,7 @@ extension ShelfFileSystem {
             // A folder named like an item file would be hidden behind the item overlay.
             guard !PathRules.isItemPath(path) else { throw Errno.notPermitted }
             try plain.makeDirectory(path, mode: mode_t(mode & 0o7777))
-            watchForCloses(path)
+            folders.watchForCloses(path)
             return try entry(for: .plain(path))
         }
     }
@@ -99,7 +98,7 @@ extension ShelfFileSystem {
                 try store.write { try $0.trash(id: id) }
                 index.remove(id)
             case .newItemFile(let pending):
-                newItemFiles.withLock { $0[pending] = nil }
+                newItemFiles.remove(pending)
             case .plain:
                 if let inode = inodes.kernelInode(for: .plain(path)) { descriptors.pin(inode, path: path, in: plain) }
                 try plain.unlink(path)
@@ -125,7 +124,7 @@ extension ShelfFileSystem {
     }
 
     private func holdsItems(_ folder: MountPath) -> Bool {
-        index.hasItems(inside: folder) || newItemFiles.withLock { $0.values.contains { $0.isInside(folder) } }
+        index.hasItems(inside: folder) || newItemFiles.hasFiles(inside: folder)
     }
 
     // MARK: Renaming
@@ -152,8 +151,8 @@ extension ShelfFileSystem {
                 try movePlain(from: from, to: to)
             case (.newItemFile(let pending), true):
                 try removeForReplacement(target)
-                newItemFiles.withLock { $0[pending] = to }
-                if let inode = inodes.existingInode(for: source) { try buffers.retarget(inode, toNewFileAt: to.rawValue) }
+                newItemFiles.move(pending, to: to)
+                if let inode = inodes.existingInode(for: source) { try saves.buffers.retarget(inode, toNewFileAt: to.rawValue) }
             case (.newItemFile, false):
                 throw Errno.crossDevice  // not saved yet, so no bytes to keep as a plain file
             case (.status, _):
@@ -168,7 +167,7 @@ extension ShelfFileSystem {
     private func saveBeforeMoving(parent: UInt64, name: String) throws {
         guard let path = try? folderPath(parent).appending(name), let key = resolve(path),
               let inode = inodes.existingInode(for: key) else { return }
-        try save(inode)
+        try saves.save(inode)
     }
 
     /// The replaced target of a rename leaves: an item to the trash, an unsaved new file away.
@@ -178,7 +177,7 @@ extension ShelfFileSystem {
             try store.write { try $0.trash(id: id) }
             index.remove(id)
         case .newItemFile(let pending):
-            newItemFiles.withLock { $0[pending] = nil }
+            newItemFiles.remove(pending)
         case .plain(let path):
             if plain.isDirectory(path) { throw Errno.isDirectory }
             if let inode = inodes.kernelInode(for: .plain(path)) { descriptors.pin(inode, path: path, in: plain) }
@@ -194,7 +193,7 @@ extension ShelfFileSystem {
         guard PathRules.itemKind(under: from) == PathRules.itemKind(under: to) else {
             throw Errno.crossDevice  // a book is no note: `mv` falls back to copy + delete
         }
-        try ensureFolder(to.parent)
+        try folders.ensure(to.parent)
         try removeForReplacement(target)
         let record = try store.write { try $0.move(id: id, to: to.rawValue) }
         index.put(ItemSummary(record))
@@ -219,7 +218,7 @@ extension ShelfFileSystem {
         index.remove(id)
         if let inode = inodes.existingInode(for: .item(id)) {
             inodes.rekey(inode, to: .plain(to))
-            buffers.releaseIfSaved(inode)
+            saves.buffers.releaseIfSaved(inode)
         }
     }
 
@@ -240,21 +239,19 @@ extension ShelfFileSystem {
                 replacedInode = (inode, index.summary(id: id)?.modified ?? Date())
             }
         case .newItemFile(let pending):
-            newItemFiles.withLock { $0[pending] = nil }
+            newItemFiles.remove(pending)
             destination = .new(at: to)
         default:
-            try ensureFolder(to.parent)
+            try folders.ensure(to.parent)
             destination = .new(at: to)
         }
-        let outcome = try committer.commit(bytes, at: to, into: destination, modified: metadata.modified,
-                                           carrying: metadata)
+        let outcome = try saves.commitRenamed(bytes, at: to, into: destination, carrying: metadata)
         let tempInode = inodes.existingInode(for: .plain(from))
         // Closed while still linked (cheap), so the disk frees the file in the background.
         if let tempInode { descriptors.forget(tempInode) }
         try plain.removeInBackground(from)
-        noteSaved(outcome.record)
         if let replacedInode, let replaced = outcome.replaced {
-            buffers.freeze(replacedInode.inode, bytes: Array(replaced.content), version: replaced.version,
+            saves.buffers.freeze(replacedInode.inode, bytes: Array(replaced.content), version: replaced.version,
                            modified: replacedInode.modified)
         }
         if let inode = tempInode {
@@ -276,7 +273,7 @@ extension ShelfFileSystem {
             return
         }
         guard PathRules.isItemFolder(to), PathRules.itemKind(under: from) == PathRules.itemKind(under: to),
-              newItemFiles.withLock({ !$0.values.contains { $0.isInside(from) } }) else {
+              !newItemFiles.hasFiles(inside: from) else {
             throw Errno.crossDevice
         }
         try plain.rename(from, to: to)

@@ -1,6 +1,5 @@
 import Foundation
 import Glibc
-import Synchronization
 import FuseKit
 import Logging
 import ShelfModel
@@ -18,8 +17,13 @@ import ShelfStore
 /// `cat` costs no request at all. Reads and writes arrive by inode. An item inode reads from the
 /// store, from its ``ItemBuffer`` while it holds unsaved writes or the bytes of a version its
 /// name has moved on from, or from ``RecentSaves`` right after a save; a plain inode reads and
-/// writes its real file through ``PlainDescriptors``. Writes are saved when the writer closes the file, after a pause in
-/// writing, on `fsync`, and before the file is renamed or removed (``SaveScheduler``).
+/// writes its real file through ``PlainDescriptors``. Writes to items go through the
+/// ``SavePipeline``: saved when the writer closes the file, after a pause in writing, on
+/// `fsync`, and before the file is renamed or removed.
+///
+/// This type routes requests: names (``resolve(_:)``), attributes, reads and writes, and the
+/// namespace changes in `ShelfFileSystem+Namespace`; listings are ``FolderListings``', saves the
+/// pipeline's, the kernel's caches ``KernelCache``'s.
 ///
 /// ## Kernel caching
 /// Entries and attributes of items and folders are cached for a minute, and pages for as long
@@ -50,27 +54,16 @@ final class ShelfFileSystem: Sendable {
     let store: LibraryStore
     let index: ItemIndex
     let inodes = InodeTable()
-    let buffers: ItemBuffers
     let descriptors = PlainDescriptors()
-    let staleAttributes = StaleAttributes()
-    let recentSaves = RecentSaves()
+    let kernel = KernelCache()
     let plain: PlainFileArea
-    /// The session's invalidation queue, once mounted; before that the kernel caches nothing.
-    private let notifier = Mutex<Notifier?>(nil)
-    /// The session's close watcher, once mounted: new item folders are watched as they appear.
-    private let closeWatcher = Mutex<CloseWatcher?>(nil)
-    let saves: SaveScheduler
-    let committer: ItemCommitter
+    let folders: ItemFolders
+    let newItemFiles = NewItemFiles()
+    let listings: FolderListings
+    let saves: SavePipeline
     let statusFolder: StatusFolder
     let logger = Logger(label: "shelf.fs")
-    /// Item files created through the mount and not saved yet, by their placeholder identity.
-    let newItemFiles = Mutex<[UUID: MountPath]>([:])
     let namespaceLock = NSLock()
-    /// Counts namespace changes of the plain-file area (everything made under `namespaceLock`,
-    /// and folders made for items): cached listings are stamped with it.
-    private let namespaceChanges = Atomic<UInt64>(0)
-    /// The last listing of each folder, reused while its stamp still holds.
-    private let listingCache = Mutex<[MountPath: (stamp: ListingStamp, listed: [Listed])]>([:])
     /// The change-feed position the index was loaded at: following starts there.
     let loadedSequence: Int64
 
@@ -79,100 +72,32 @@ final class ShelfFileSystem: Sendable {
     init(store: LibraryStore, idleSaveDelay: TimeInterval = 1) throws {
         self.store = store
         plain = PlainFileArea(root: store.plainFilesFolder)
-        committer = ItemCommitter(store: store)
-        let journal = try SaveJournal(library: store.folder)
-        buffers = ItemBuffers(journal: journal)
-        Self.replay(journal, into: committer, logger: logger)
+        folders = ItemFolders(plain: plain)
+        let journal = try SavePipeline.replayJournal(of: store, logger: logger)
         loadedSequence = try store.lastSequence()
         let summaries = try store.summaries()
         index = ItemIndex(summaries)
         statusFolder = StatusFolder(store: store, index: index)
-        saves = SaveScheduler(idleDelay: idleSaveDelay)
+        listings = FolderListings(index: index, inodes: inodes, plain: plain, folders: folders, newItemFiles: newItemFiles)
+        saves = SavePipeline(store: store, journal: journal, idleSaveDelay: idleSaveDelay, index: index, inodes: inodes,
+                             plain: plain, folders: folders, newItemFiles: newItemFiles, kernel: kernel,
+                             namespaceLock: namespaceLock, logger: logger)
         plain.removeLeftovers()
-        let folders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
+        let itemFolders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
             .union(summaries.map { MountPath($0.path).parent })
-        for folder in folders { try ensureFolder(folder) }
-    }
-
-    /// Commits what the journal kept of mounts that ended before saving (a crash, a full disk at
-    /// unmount): each entry into its item — back from the trash if it was deleted meanwhile,
-    /// with a conflict copy if it changed since — or into a new item at its path (numbered if
-    /// the path was taken). An entry that cannot be committed stays for the next mount.
-    private static func replay(_ journal: SaveJournal, into committer: ItemCommitter, logger: Logger) {
-        let store = committer.store
-        for leftover in journal.leftovers() {
-            do {
-                switch leftover.target {
-                case .item(let id, let base):
-                    let path = MountPath(try store.restore(id: id).path)
-                    _ = try committer.commit(leftover.bytes, at: path, into: .existing(id, basedOn: base))
-                case .newFile(let path):
-                    let folder = MountPath(path).parent
-                    let name = FileNaming.uniqued(MountPath(path).name) { candidate in
-                        (try? store.record(atPath: folder.appending(candidate).rawValue)) != nil
-                    }
-                    let free = folder.appending(name)
-                    _ = try committer.commit(leftover.bytes, at: free, into: .new(at: free))
-                }
-                leftover.remove()
-                logger.notice("saved unsaved writes the last mount left in the journal (\(leftover.target))")
-            } catch {
-                logger.error("unsaved writes in the journal (\(leftover.target)) could not be saved: \(error); they stay for the next mount")
-            }
-        }
-    }
-
-    /// Sends invalidations to `notifier` (the mounted session's) from now on.
-    func attach(_ notifier: Notifier) {
-        self.notifier.withLock { $0 = notifier }
+        for folder in itemFolders { try folders.ensure(folder) }
     }
 
     /// Starts saving in the background: writers' closes come from `closeWatcher` (every item
-    /// folder is watched), the scheduler saves what is due.
+    /// folder is watched), the pipeline saves what is due.
     func startSaving(closeWatcher: CloseWatcher) {
-        self.closeWatcher.withLock { $0 = closeWatcher }
-        closeWatcher.onEvent { [weak self] event in self?.handle(event) }
-        for folder in plain.itemFolders() { closeWatcher.watch(folder: folder.rawValue) }
-        saves.start { [weak self] inode in self?.saveInBackground(inode) }
+        folders.watch(with: closeWatcher) { [weak self] event in self?.handle(event) }
+        saves.start()
     }
 
     /// Queues `invalidation` for the kernel (safe from request handlers: it only queues).
-    /// Attributes it drops there count as stale until sent again.
     func invalidate(_ invalidation: Notifier.Invalidation) {
-        switch invalidation {
-        case .content(let inode), .attributes(let inode): staleAttributes.markStale(inode.rawValue)
-        case .entry, .deletion: break
-        }
-        notifier.withLock { $0 }?.submit(invalidation)
-    }
-
-    /// Creates `folder` and its parents in the plain-file area if missing (an item moved by the
-    /// CLI into a new shelf needs its folder to be listable), and watches them for closes.
-    /// Returns the folders it created, outermost first.
-    @discardableResult
-    func ensureFolder(_ folder: MountPath) throws -> [MountPath] {
-        var missing: [MountPath] = []
-        var ancestor = folder
-        while !ancestor.isRoot, !plain.isDirectory(ancestor) {
-            missing.append(ancestor)
-            ancestor = ancestor.parent
-        }
-        guard !missing.isEmpty else { return [] }
-        defer { noteNamespaceChange() }
-        try FileManager.default.createDirectory(atPath: plain.realPath(folder), withIntermediateDirectories: true)
-        for created in missing.reversed() { watchForCloses(created) }
-        return missing.reversed()
-    }
-
-    /// A name of the plain-file area may have come, gone or moved.
-    func noteNamespaceChange() {
-        namespaceChanges.add(1, ordering: .relaxed)
-    }
-
-    /// Has the close watcher report closes of files in `folder` if items live there.
-    func watchForCloses(_ folder: MountPath) {
-        guard PathRules.isItemFolder(folder) else { return }
-        closeWatcher.withLock { $0 }?.watch(folder: folder.rawValue)
+        kernel.invalidate(invalidation)
     }
 
     // MARK: Names
@@ -196,9 +121,7 @@ final class ShelfFileSystem: Sendable {
         }
         if PathRules.isItemPath(path) {
             if let summary = index.summary(at: path) { return .item(summary.id) }
-            if let pending = newItemFiles.withLock({ $0.first { $0.value == path }?.key }) {
-                return .newItemFile(pending)
-            }
+            if let pending = newItemFiles.pending(at: path) { return .newItemFile(pending) }
             return nil
         }
         return plain.exists(path) ? .plain(path) : nil
@@ -209,7 +132,7 @@ final class ShelfFileSystem: Sendable {
         switch key {
         case .plain(let path): path
         case .item(let id): index.summary(id: id).map { MountPath($0.path) }
-        case .newItemFile(let pending): newItemFiles.withLock { $0[pending] }
+        case .newItemFile(let pending): newItemFiles.path(of: pending)
         case .status(let name): name.isEmpty ? .statusFolder : MountPath.statusFolder.appending(name)
         }
     }
@@ -230,7 +153,7 @@ final class ShelfFileSystem: Sendable {
             return Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
                                        permissions: shape.permissions)
         case .newItemFile:
-            let (size, modified) = buffers.buffer(of: inode)?.shape ?? (0, Date())
+            let (size, modified) = saves.buffers.buffer(of: inode)?.shape ?? (0, Date())
             return Self.fileAttributes(inode, size: size, modified: FileTime(modified),
                                        permissions: ItemRecord.defaultPermissions)
         case .status(let name):
@@ -252,7 +175,7 @@ final class ShelfFileSystem: Sendable {
     private func itemShape(_ id: ItemID, inode: UInt64) throws -> (size: Int, modified: Date, permissions: UInt32) {
         let summary = index.summary(id: id)
         let permissions = summary?.permissions ?? ItemRecord.defaultPermissions
-        if let shape = buffers.buffer(of: inode)?.shape { return (shape.size, shape.modified, permissions) }
+        if let shape = saves.buffers.buffer(of: inode)?.shape { return (shape.size, shape.modified, permissions) }
         if let summary { return (summary.size, summary.modified, permissions) }
         guard let file = try store.file(id: id) else { throw Errno.noEntry }
         return (file.content.count, Date(), permissions)
@@ -266,7 +189,7 @@ final class ShelfFileSystem: Sendable {
     /// Attributes as the kernel caches them (`getattr`, `setattr`): they are fresh there now.
     func cachedAttributes(of inode: UInt64) throws -> CachedAttributes {
         let attributes = try attributes(of: inode)
-        staleAttributes.refreshed([inode])
+        kernel.staleAttributes.refreshed([inode])
         return CachedAttributes(attributes, timeout: timeout(for: inodes.key(of: inode)))
     }
 
@@ -297,108 +220,26 @@ final class ShelfFileSystem: Sendable {
     func forget(_ inode: UInt64, count: UInt64) {
         guard inodes.forget(inode, count: count) else { return }
         descriptors.forget(inode)
-        buffers.releaseIfSaved(inode)
+        saves.buffers.releaseIfSaved(inode)
     }
 
-    /// One name in a folder listing, with the inode it stands for (and, for an item, its
-    /// index slot): what a `readdirplus` batch needs, without a search per name.
-    struct Listed {
-        var name: String
-        var key: NodeKey
-        var node: InodeTable.Node
-        var slot: ItemIndex.Slot?
+    typealias Listed = FolderListings.Listed
 
-        var inode: UInt64 { node.inode }
-        var isDotEntry: Bool { name == "." || name == ".." }
-    }
-
-    /// What a folder's listing was made from: the folder's item names, the numbering of
-    /// inodes, and the plain-file area's names. A listing stays right while all three stand.
-    struct ListingStamp: Equatable {
-        var items: UInt64
-        var numbering: UInt64
-        var names: UInt64
-    }
-
-    /// The folder's names in bytes order: real entries of the plain-file area (minus anything
-    /// shadowed by item names), the folder's items and unsaved new item files, and `.shelf` at
-    /// the root. Reused from the last listing while its stamp holds, so listing a folder of
-    /// 100,000 books again costs nothing until something in it changes.
+    /// The names in folder `inode` (see ``FolderListings``).
     func list(_ inode: UInt64) throws -> [Listed] {
-        let folder = try folderPath(inode)
-        let stamp = ListingStamp(items: index.generation(of: folder), numbering: inodes.generation,
-                                 names: namespaceChanges.load(ordering: .relaxed))
-        // Unsaved new files are listed but not stamped: such a folder is listed afresh.
-        let hasNewFiles = newItemFiles.withLock { $0.values.contains { $0.parent == folder } }
-        if !hasNewFiles, let cached = listingCache.withLock({ $0[folder] }), cached.stamp == stamp {
-            return cached.listed
-        }
-        let listed = try makeListing(of: folder)
-        if !hasNewFiles { listingCache.withLock { $0[folder] = (stamp, listed) } }
-        return listed
+        try listings.list(try folderPath(inode))
     }
 
-    /// Items come sorted from the index, so a folder of 100,000 books costs a merge with its
-    /// few other names and one pass to number them.
-    private func makeListing(of folder: MountPath) throws -> [Listed] {
-        var others: [(name: String, key: NodeKey)] = []
-        var items: [(name: String, slot: ItemIndex.Slot)] = []
-        if folder == .statusFolder {
-            others = StatusFolder.fileNames.map { ($0, .status(name: $0)) }
-        } else {
-            let isItemFolder = PathRules.isItemFolder(folder)
-            for name in try plain.entries(of: folder) {
-                if isItemFolder && ItemPath.isItemFileName(name) { continue }
-                if folder.isRoot && name == MountPath.statusFolder.rawValue { continue }
-                if name.hasPrefix(PlainFileArea.internalPrefix) { continue }
-                others.append((name, .plain(folder.appending(name))))
-            }
-            if isItemFolder {
-                items = index.items(in: folder).items
-                others += newItemFiles.withLock { $0.filter { $0.value.parent == folder } }
-                    .map { ($0.value.name, .newItemFile($0.key)) }
-            }
-            if folder.isRoot { others.append((MountPath.statusFolder.rawValue, .status(name: ""))) }
-        }
-        others.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
-        var merged: [(name: String, key: NodeKey, slot: ItemIndex.Slot?)] = []
-        merged.reserveCapacity(items.count + others.count)
-        var nextOther = others.startIndex
-        for item in items {
-            while nextOther < others.endIndex, others[nextOther].name.utf8.lexicographicallyPrecedes(item.name.utf8) {
-                merged.append((others[nextOther].name, others[nextOther].key, nil))
-                nextOther += 1
-            }
-            merged.append((item.name, .item(item.slot.id), item.slot))
-        }
-        merged += others[nextOther...].map { ($0.name, $0.key, nil) }
-        let nodes = inodes.nodes(for: merged.map(\.key))
-        return zip(merged, nodes).map { Listed(name: $0.name, key: $0.key, node: $1, slot: $0.slot) }
-    }
-
-    /// `.` and `..` of a folder, which start every kernel listing (and, unlike other names,
-    /// give the kernel no lookup count in `readdirplus`).
+    /// `.` and `..` of folder `inode`.
     func dotEntries(of inode: UInt64) throws -> [Listed] {
-        let folder = try folderPath(inode)
-        let parent: NodeKey = folder == .statusFolder ? .plain(.root) : .plain(folder.parent)
-        let keys = [inodes.key(of: inode) ?? .plain(folder), parent]
-        return zip([".", ".."], zip(keys, inodes.nodes(for: keys))).map { Listed(name: $0, key: $1.0, node: $1.1) }
-    }
-
-    /// The kind a listed name shows in a plain `readdir`.
-    func kind(of listed: Listed) -> FileKind {
-        switch listed.key {
-        case .plain(let path): (try? plain.status(path)).flatMap { FileKind(mode: $0.st_mode) } ?? .regular
-        case .status(let name): name.isEmpty ? .directory : .regular
-        case .item, .newItemFile: .regular
-        }
+        listings.dotEntries(of: try folderPath(inode), inode: inode)
     }
 
     /// The kernel received entries of `nodes` (a lookup, or the names of a `readdirplus` batch
     /// that fit): one more lookup of each, and their attributes are fresh there.
     func sent(_ nodes: [InodeTable.Node]) {
         inodes.countLookups(nodes)
-        staleAttributes.refreshed(nodes.lazy.map(\.inode))
+        kernel.staleAttributes.refreshed(nodes.lazy.map(\.inode))
     }
 
     /// What the kernel does with its cached copy of a folder's listing when the folder is opened.
@@ -424,7 +265,7 @@ final class ShelfFileSystem: Sendable {
     func listingCache(_ listed: [Listed], of folder: UInt64) -> ListingCache {
         guard case .plain = inodes.key(of: folder) else { return .none }
         let worthRemaking = max(1, listed.count / Self.namesListedPerRequest)
-        return staleAttributes.contains(atLeast: worthRemaking, of: listed.lazy.map(\.inode)) ? .refill : .serve
+        return kernel.staleAttributes.contains(atLeast: worthRemaking, of: listed.lazy.map(\.inode)) ? .refill : .serve
     }
 
     /// One name of a `readdirplus` batch.
@@ -444,7 +285,7 @@ final class ShelfFileSystem: Sendable {
     /// attributes come from one pass over the index under one lock, not a lookup per name; the
     /// names with held bytes are asked one by one.
     func entries(for listed: ArraySlice<Listed>) -> [ListingEntry] {
-        let held = buffers.heldInodes()
+        let held = saves.buffers.heldInodes()
         let nameOnly = itemsFreshInKernel(listed, except: held)
         var shapes = index.shapes(zip(listed, nameOnly).compactMap { $1 ? nil : $0.slot }).makeIterator()
         return zip(listed, nameOnly).map { listed, nameOnly in
@@ -469,7 +310,7 @@ final class ShelfFileSystem: Sendable {
     private func itemsFreshInKernel(_ listed: ArraySlice<Listed>, except held: Set<UInt64>) -> [Bool] {
         let candidates = listed.map { $0.slot != nil && !held.contains($0.inode) }
         let recent = inodes.entriesSent(since: .now - Self.cacheTimeout / 2, of: listed.map(\.node))
-        let stale = staleAttributes.areStale(listed.map(\.inode))
+        let stale = kernel.staleAttributes.areStale(listed.map(\.inode))
         return candidates.indices.map { candidates[$0] && recent[$0] && !stale[$0] }
     }
 
@@ -478,17 +319,17 @@ final class ShelfFileSystem: Sendable {
     /// Up to `size` bytes of `inode` at `offset`.
     func read(_ inode: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
         guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
-        staleAttributes.markStale(inode)
+        kernel.staleAttributes.markStale(inode)
         switch key {
         case .item(let id):
-            if let bytes = buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
-            if let version = index.version(of: id), let content = recentSaves.content(of: id, version: version) {
+            if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            if let version = index.version(of: id), let content = saves.recentSaves.content(of: id, version: version) {
                 return Self.slice(content, offset: offset, size: size)
             }
             guard let file = try store.file(id: id) else { throw Errno.noEntry }
             return Self.slice(file.content, offset: offset, size: size)
         case .newItemFile:
-            return buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) ?? []
+            return saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) ?? []
         case .plain(let path):
             let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: false)
             var bytes = [UInt8](repeating: 0, count: size)
@@ -506,15 +347,13 @@ final class ShelfFileSystem: Sendable {
     }
 
     /// Writes `data` at `offset` (at the end when `appending`); returns the count written.
-    /// Item files take the writes into their buffer, to be saved later (see ``SaveScheduler``).
+    /// Item files' writes go to the ``SavePipeline``, to be saved later.
     func write(_ inode: UInt64, offset: Int64, data: [UInt8], appending: Bool) throws -> Int {
         guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
-        staleAttributes.markStale(inode)
+        kernel.staleAttributes.markStale(inode)
         switch key {
         case .item, .newItemFile:
-            try buffers.apply(.write(offset: Int(offset), data: data, appending: appending), to: inode,
-                              start: { try currentBytes(of: key) }, target: { journalTarget(of: key, basedOn: $0) })
-            saves.wrote(inode)
+            try saves.apply(.write(offset: Int(offset), data: data, appending: appending), to: inode, key: key)
             return data.count
         case .plain(let path):
             let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: true)
@@ -532,25 +371,12 @@ final class ShelfFileSystem: Sendable {
         }
     }
 
-    /// Where the journal saves `key`'s unsaved bytes if the mount ends first.
-    private func journalTarget(of key: NodeKey, basedOn version: Int64?) -> SaveJournal.Target {
-        if case .item(let id) = key { return .item(id, baseVersion: version) }
-        return .newFile(path: path(of: key)?.rawValue ?? "")
-    }
-
-    /// The bytes a first write to an item inode starts from, and their version.
-    private func currentBytes(of key: NodeKey) throws -> (bytes: [UInt8], baseVersion: Int64?) {
-        guard case .item(let id) = key else { return ([], nil) }
-        guard let file = try store.file(id: id) else { throw Errno.noEntry }
-        return (Array(file.content), file.version)
-    }
-
     /// `fsync`: saves an item's unsaved writes and waits until the store has them on disk;
     /// plain files are synced to their disk.
     func sync(_ inode: UInt64) throws {
         switch inodes.key(of: inode) {
         case .item, .newItemFile:
-            try save(inode)
+            try saves.save(inode)
             try store.synchronize()
         case .plain(let path):
             let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: false)
@@ -568,133 +394,16 @@ final class ShelfFileSystem: Sendable {
         case .closed(let parent, let name):
             guard let path = try? folderPath(parent.rawValue).appending(name), let key = resolve(path),
                   let inode = inodes.existingInode(for: key) else { return }
-            saves.closed(inode)
+            saves.scheduler.closed(inode)
         case .watching(let folder):
             // Closes in the folder before its watch began were not seen (a file written into
             // a folder just made): save what waits there soon, unless it is written again.
             guard let folder = try? folderPath(folder.rawValue) else { return }
-            for inode in buffers.unsavedInodes() {
-                if let key = inodes.key(of: inode), path(of: key)?.parent == folder { saves.soon(inode) }
+            for inode in saves.buffers.unsavedInodes() {
+                if let key = inodes.key(of: inode), path(of: key)?.parent == folder { saves.scheduler.soon(inode) }
             }
         case .eventsLost:
-            for inode in buffers.unsavedInodes() { saves.closed(inode) }
-        }
-    }
-
-    /// A save the scheduler started: nobody waits for it, so a failure is logged and retried
-    /// (the writes stay in memory and in the journal meanwhile).
-    private func saveInBackground(_ inode: UInt64) {
-        do {
-            try save(inode)
-        } catch {
-            logger.error("could not save inode \(inode), trying again shortly: \(error)")
-            saves.failed(inode)
-        }
-    }
-
-    /// Saves `inode`'s unsaved writes into whatever it stands for now: a valid text updates the
-    /// item, an invalid one is kept as its draft; either way the record is committed on return.
-    func save(_ inode: UInt64) throws {
-        guard let buffer = buffers.buffer(of: inode), buffer.isDirty else { return }
-        // A new file's first save names it in the store: that is a namespace change.
-        let isNew = if case .newItemFile = inodes.key(of: inode) { true } else { false }
-        if isNew { namespaceLock.lock() }
-        defer { if isNew { namespaceLock.unlock() } }
-        do {
-            try buffer.saveIfDirty { bytes, baseVersion, modified in
-                try save(bytes, basedOn: baseVersion, modified: modified, into: inode)
-            }
-        } catch let error as Errno {
-            throw error
-        } catch {
-            logger.error("could not save inode \(inode): \(error)")
-            throw Errno.ioError
-        }
-        if isCurrentFile(inode) || !inodes.isKnownToKernel(inode) { buffers.releaseIfSaved(inode) }
-    }
-
-    /// Commits `bytes` into what `inode` stands for; returns the version they are saved at.
-    private func save(_ bytes: [UInt8], basedOn baseVersion: Int64?, modified: Date, into inode: UInt64) throws -> Int64 {
-        switch inodes.key(of: inode) {
-        case .item(let id):
-            let path = try path(of: .item(id)) ?? restoreForWrites(id)
-            let outcome = try committer.commit(bytes, at: path, into: .existing(id, basedOn: baseVersion), modified: modified)
-            return saved(outcome, by: inode)
-        case .newItemFile(let pending):
-            guard let path = newItemFiles.withLock({ $0[pending] }) else {
-                logger.debug("inode \(inode) was removed before its first save; its writes are dropped")
-                return 0
-            }
-            let outcome = try committer.commit(bytes, at: path, into: .new(at: path), modified: modified)
-            newItemFiles.withLock { $0[pending] = nil }
-            inodes.rekey(inode, to: .item(outcome.record.item.id))
-            return saved(outcome, by: inode)
-        case .plain(let path):
-            // Renamed to a plain name just as it was written: the writes follow it there.
-            try plain.writeAtomically(bytes, to: path)
-            return baseVersion ?? 0
-        case .status, nil:
-            throw Errno.badHandle
-        }
-    }
-
-    /// An item deleted (here or elsewhere) while a program still wrote its file comes back from
-    /// the trash with those writes: nothing written is lost. Returns its path.
-    private func restoreForWrites(_ id: ItemID) throws -> MountPath {
-        let record = try store.restore(id: id)
-        logger.notice("\(record.path) was deleted while a program still wrote it; it is back with those writes")
-        let path = MountPath(record.path)
-        try ensureFolder(path.parent)
-        index.put(ItemSummary(record))
-        if let parent = inodes.kernelInode(for: .plain(path.parent)) {
-            invalidate(.entry(parent: Inode(parent), name: path.name))
-            invalidate(.content(Inode(parent)))
-        }
-        return path
-    }
-
-    /// Whether `inode` is what its item's (or plain file's) name shows now, rather than a file
-    /// replaced by a rename that some program still reads.
-    private func isCurrentFile(_ inode: UInt64) -> Bool {
-        guard let key = inodes.key(of: inode) else { return false }
-        return inodes.existingInode(for: key) == inode
-    }
-
-    /// Records a save made through this mount: the index learns the new version (so the change
-    /// follower knows it needs no invalidation), and the kernel's pages of the item's current
-    /// file are dropped when the save came through a replaced one.
-    private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64) -> Int64 {
-        noteSaved(outcome.record)
-        if let current = inodes.existingInode(for: .item(outcome.record.item.id)), current != inode {
-            invalidate(.content(Inode(current)))
-        }
-        return outcome.record.version
-    }
-
-    /// The index learns a save's new version, and the bytes are kept for the reads that follow.
-    func noteSaved(_ record: ItemRecord) {
-        index.put(ItemSummary(record))
-        recentSaves.keep(record.item.id, version: record.version, content: record.content)
-    }
-
-    /// Commits every save whose writer has closed its file (a `shelf` command asks, through
-    /// ``MountControl``): the close watcher first delivers the closes the kernel has queued.
-    func commitClosedSaves() throws {
-        if closeWatcher.withLock({ $0 })?.drain() == false {
-            logger.warning("the close watcher did not report its queued closes in time; saves of just-closed files may follow later")
-        }
-        try saves.saveDueNow { try save($0) }
-    }
-
-    /// Saves every file with unsaved writes (unmount). What cannot be saved stays in the
-    /// journal, which the next mount replays and `shelf status` reports meanwhile.
-    func saveAll() {
-        for inode in buffers.unsavedInodes() {
-            do {
-                try save(inode)
-            } catch {
-                logger.error("could not save inode \(inode) at unmount; its writes stay in the journal for the next mount: \(error)")
-            }
+            for inode in saves.buffers.unsavedInodes() { saves.scheduler.closed(inode) }
         }
     }
 
@@ -719,7 +428,7 @@ final class ShelfFileSystem: Sendable {
             }
         case .item, .newItemFile:
             // A size change truncates or extends what the file shows, saved like a write.
-            if let size = changes.size { try resize(inode, key: key, to: Int(size)) }
+            if let size = changes.size { try saves.apply(.resize(Int(size)), to: inode, key: key) }
             // Mode bits and the modification time are the item's (rsync -a, cp -p, tar keep
             // them). Owner and access time are the mount's: changing them succeeds and does nothing.
             if changes.permissions != nil || changes.modificationTime != nil {
@@ -738,18 +447,7 @@ final class ShelfFileSystem: Sendable {
         guard case .item(let id) = try keyWithWritesSaved(inode) else { throw Errno.noEntry }
         let record = try store.write { try $0.setFileTimes(id: id, modified: modified, permissions: permissions) }
         index.put(ItemSummary(record))
-        buffers.buffer(of: inode)?.setModified(record.modified)
-    }
-
-    /// Truncates or zero-extends an item inode's bytes. Emptying it (`O_TRUNC`) needs no read of
-    /// the bytes it replaces, only their version.
-    private func resize(_ inode: UInt64, key: NodeKey, to size: Int) throws {
-        try buffers.apply(.resize(size), to: inode, start: {
-            guard size == 0 else { return try currentBytes(of: key) }
-            if case .item(let id) = key { return ([], index.summary(id: id)?.version) }
-            return ([], nil)
-        }, target: { journalTarget(of: key, basedOn: $0) })
-        saves.wrote(inode)
+        saves.buffers.buffer(of: inode)?.setModified(record.modified)
     }
 
     // MARK: Extended attributes
@@ -830,7 +528,7 @@ final class ShelfFileSystem: Sendable {
     /// What `inode` stands for once its unsaved writes are committed: an item's attributes
     /// describe the save that `close()` just ended (read-your-writes), not the one before it.
     private func keyWithWritesSaved(_ inode: UInt64) throws -> NodeKey? {
-        if buffers.buffer(of: inode)?.isDirty == true { try save(inode) }
+        if saves.buffers.buffer(of: inode)?.isDirty == true { try saves.save(inode) }
         return inodes.key(of: inode)
     }
 

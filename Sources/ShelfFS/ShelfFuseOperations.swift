@@ -27,12 +27,12 @@ public final class ShelfFuseOperations: FuseOperations {
     /// Connects to the mounted `session`: changes from outside the mount are pushed to the
     /// kernel through its notifier, and writers' closes come from its close watcher.
     public func attach(to session: FuseSession) {
-        fileSystem.attach(session.notifier)
+        fileSystem.kernel.attach(session.notifier)
         fileSystem.startSaving(closeWatcher: session.closeWatcher)
         follower.start()
         do {
             let server = try MountControl.Server(library: fileSystem.store.folder) { [fileSystem] in
-                try fileSystem.commitClosedSaves()
+                try fileSystem.saves.commitClosedSaves()
             }
             server.start()
             control.withLock { $0 = server }
@@ -67,7 +67,6 @@ public final class ShelfFuseOperations: FuseOperations {
         control.withLock { $0.take() }?.stop()
         follower.stop()
         fileSystem.saves.stop()
-        fileSystem.saveAll()
         PlainFileArea.finishRemovals()
     }
 
@@ -75,7 +74,7 @@ public final class ShelfFuseOperations: FuseOperations {
     /// returns whether it was. (Saves follow a writer's close within milliseconds.)
     public func waitUntilSaved(timeout: Duration = .seconds(5)) -> Bool {
         let deadline = ContinuousClock.now + timeout
-        while fileSystem.buffers.hasUnsavedWrites {
+        while fileSystem.saves.hasUnsavedWrites {
             guard ContinuousClock.now < deadline else { return false }
             Thread.sleep(forTimeInterval: 0.01)
         }
@@ -182,7 +181,7 @@ public final class ShelfFuseOperations: FuseOperations {
             var batch = DirectoryListing(capacity: capacity)
             let listed = try listed(handle, from: offset, fitting: capacity / DirectoryListing.smallestEntrySize + 1)
             for (position, name) in zip(Int(offset)..., listed) {
-                guard batch.add(name: name.name, inode: Inode(name.inode), kind: fileSystem.kind(of: name),
+                guard batch.add(name: name.name, inode: Inode(name.inode), kind: fileSystem.listings.kind(of: name),
                                 nextOffset: Int64(position + 1)) else { break }
             }
             return batch

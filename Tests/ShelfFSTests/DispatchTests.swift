@@ -37,7 +37,7 @@ import ShelfStore
                                     flags: OpenFlags(rawValue: O_WRONLY | O_CREAT | O_TRUNC))
         let inode = created.entry.attributes.inode.rawValue
         _ = try fs.write(inode, offset: 0, data: Array(text.utf8), appending: false)
-        try fs.save(inode)
+        try fs.saves.save(inode)
         return inode
     }
 
@@ -81,7 +81,7 @@ import ShelfStore
         #expect(current != replaced)
         #expect(try readFile(current) == text)
         fs.forget(replaced, count: 2)
-        #expect(fs.buffers.buffer(of: replaced) == nil)
+        #expect(fs.saves.buffers.buffer(of: replaced) == nil)
     }
 
     /// Writers of one file share it, as on a disk: one writer's bytes are the other's, a stat
@@ -96,11 +96,11 @@ import ShelfStore
         #expect(try fs.attributes(of: plan).size == UInt64(written.utf8.count))
         #expect(try library.store.record(id: record.item.id)?.content == record.content)
         let mtime = try fs.attributes(of: plan).modificationTime
-        try fs.save(plan)
+        try fs.saves.save(plan)
         let saved = try #require(try library.store.record(id: record.item.id))
         #expect(saved.text == written)
         #expect(FileTime(saved.modified) == mtime, "the time the writer saw must not move at the save")
-        #expect(fs.buffers.buffer(of: plan) == nil, "saved bytes are read from the store again")
+        #expect(fs.saves.buffers.buffer(of: plan) == nil, "saved bytes are read from the store again")
         _ = try fs.setAttributes(plan, changes: AttributeChanges(size: 0))
         #expect(try readFile(plan).isEmpty)
     }
@@ -142,7 +142,7 @@ import ShelfStore
         elsewhere.content = "Changed by the CLI.\n"
         try library.reopened().update(.note(elsewhere))
         _ = try fs.write(plan, offset: 0, data: Array("Again.\n".utf8), appending: true)
-        try fs.save(plan)
+        try fs.saves.save(plan)
         let saved = try #require(try library.store.record(id: record.item.id))
         #expect(saved.text == record.text + "Appended.\nAgain.\n")
         let copy = try #require(try library.store.summaries(kind: .note).first { $0.path.contains("(conflict ") })
@@ -230,7 +230,7 @@ import ShelfStore
         try library.addNote()
         fs = try ShelfFileSystem(store: library.store)
         follower = ChangeFollower(fileSystem: fs, after: fs.loadedSequence)
-        fs.attach(notifier)
+        fs.kernel.attach(notifier)
         notifier.start { [sent] invalidation in
             sent.record(invalidation)
             return 0
@@ -260,7 +260,7 @@ import ShelfStore
         try changeElsewhere("One.\n")
         #expect(try poll().isEmpty, "the kernel shows the unsaved writes, which stay")
 
-        try fs.save(plan.rawValue)
+        try fs.saves.save(plan.rawValue)
         _ = try poll()  // the save's own changes (and its conflict copy)
         try changeElsewhere("Two.\n")
         #expect(try poll() == [.content(plan)])
@@ -283,7 +283,7 @@ import ShelfStore
         let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
         let plan = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode
         _ = try fs.write(plan.rawValue, offset: 0, data: Array("More.\n".utf8), appending: true)
-        try fs.save(plan.rawValue)
+        try fs.saves.save(plan.rawValue)
         #expect(try poll().isEmpty)
     }
 
@@ -292,9 +292,9 @@ import ShelfStore
         let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
         let plan = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode.rawValue
         _ = try fs.write(plan, offset: 0, data: Array("More.\n".utf8), appending: true)
-        try fs.save(plan)
+        try fs.saves.save(plan)
         let saved = try #require(try library.store.record(atPath: "Notes/Plan.md"))
-        #expect(fs.recentSaves.content(of: saved.item.id, version: saved.version) == saved.content)
+        #expect(fs.saves.recentSaves.content(of: saved.item.id, version: saved.version) == saved.content)
         #expect(String(decoding: try fs.read(plan, offset: 0, size: 1 << 20), as: UTF8.self) == saved.text)
 
         try changeElsewhere("One.\n")
@@ -312,7 +312,7 @@ import ShelfStore
         _ = try fs.write(plan.rawValue, offset: 0, data: Array("Kept.\n".utf8), appending: true)
         try library.reopened().write { try $0.trash(id: record.item.id) }
         try follower.poll()
-        try fs.save(plan.rawValue)
+        try fs.saves.save(plan.rawValue)
         let back = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         #expect(back.item.id == record.item.id)
         #expect(back.text == record.text + "Kept.\n")

@@ -1,0 +1,24 @@
+import Synchronization
+import FuseKit
+
+/// What the kernel caches of the mount, as far as the mount can tell: invalidations go to the
+/// session's notifier once mounted (before that the kernel caches nothing), and the attributes
+/// they drop count as stale until the kernel gets them again.
+final class KernelCache: Sendable {
+    let staleAttributes = StaleAttributes()
+    private let notifier = Mutex<Notifier?>(nil)
+
+    /// Sends invalidations to `notifier` (the mounted session's) from now on.
+    func attach(_ notifier: Notifier) {
+        self.notifier.withLock { $0 = notifier }
+    }
+
+    /// Queues `invalidation` for the kernel (safe from request handlers: it only queues).
+    func invalidate(_ invalidation: Notifier.Invalidation) {
+        switch invalidation {
+        case .content(let inode), .attributes(let inode): staleAttributes.markStale(inode.rawValue)
+        case .entry, .deletion: break
+        }
+        notifier.withLock { $0 }?.submit(invalidation)
+    }
+}

@@ -1,0 +1,256 @@
+import Foundation
+import FuseKit
+import Logging
+import ShelfMarkdown
+import ShelfModel
+import ShelfStore
+
+/// The one path every save takes: pending bytes → commit → item index, kernel caches, recent
+/// saves.
+///
+/// Programs' writes to item files wait in ``ItemBuffers``, mirrored in the journal as they
+/// arrive, and are committed by ``ItemCommitter`` when the ``SaveScheduler`` says so (a
+/// writer's close, a pause in writing, a failed save's retry), on `fsync`, before a rename or
+/// unlink moves the file, when a `shelf` command asks, and at unmount; a temp file renamed over
+/// an item is committed here too. Every commit then updates the index, drops the kernel's pages
+/// of the item's current file if the save came through a replaced one, and keeps the bytes for
+/// the reads that follow. At start-up, what the journal kept of a mount that ended before
+/// saving is committed first.
+final class SavePipeline: Sendable {
+    let buffers: ItemBuffers
+    let scheduler: SaveScheduler
+    let recentSaves = RecentSaves()
+    private let committer: ItemCommitter
+    private let store: LibraryStore
+    private let index: ItemIndex
+    private let inodes: InodeTable
+    private let plain: PlainFileArea
+    private let folders: ItemFolders
+    private let newItemFiles: NewItemFiles
+    private let kernel: KernelCache
+    /// Held for a new file's first save, which names it in the store (a namespace change).
+    private let namespaceLock: NSLock
+    private let logger: Logger
+
+    /// `journal`: the library's, already replayed (``replayJournal(of:logger:)``).
+    init(store: LibraryStore, journal: SaveJournal, idleSaveDelay: TimeInterval, index: ItemIndex,
+         inodes: InodeTable, plain: PlainFileArea, folders: ItemFolders, newItemFiles: NewItemFiles,
+         kernel: KernelCache, namespaceLock: NSLock, logger: Logger) {
+        self.store = store
+        committer = ItemCommitter(store: store)
+        buffers = ItemBuffers(journal: journal)
+        scheduler = SaveScheduler(idleDelay: idleSaveDelay)
+        self.index = index
+        self.inodes = inodes
+        self.plain = plain
+        self.folders = folders
+        self.newItemFiles = newItemFiles
+        self.kernel = kernel
+        self.namespaceLock = namespaceLock
+        self.logger = logger
+    }
+
+    /// Opens the library's journal and commits what mounts that ended before saving left in it
+    /// (a crash, a full disk at unmount): each entry into its item — back from the trash if it
+    /// was deleted meanwhile, with a conflict copy if it changed since — or into a new item at
+    /// its path (numbered if the path was taken). An entry that cannot be committed stays for
+    /// the next mount. Called before the item index is loaded, so the index includes them.
+    static func replayJournal(of store: LibraryStore, logger: Logger) throws -> SaveJournal {
+        let journal = try SaveJournal(library: store.folder)
+        let committer = ItemCommitter(store: store)
+        for leftover in journal.leftovers() {
+            do {
+                switch leftover.target {
+                case .item(let id, let base):
+                    let path = MountPath(try store.restore(id: id).path)
+                    _ = try committer.commit(leftover.bytes, at: path, into: .existing(id, basedOn: base))
+                case .newFile(let path):
+                    let folder = MountPath(path).parent
+                    let name = FileNaming.uniqued(MountPath(path).name) { candidate in
+                        (try? store.record(atPath: folder.appending(candidate).rawValue)) != nil
+                    }
+                    let free = folder.appending(name)
+                    _ = try committer.commit(leftover.bytes, at: free, into: .new(at: free))
+                }
+                leftover.remove()
+                logger.notice("saved unsaved writes the last mount left in the journal (\(leftover.target))")
+            } catch {
+                logger.error("unsaved writes in the journal (\(leftover.target)) could not be saved: \(error); they stay for the next mount")
+            }
+        }
+        return journal
+    }
+
+    // MARK: Pending bytes
+
+    /// Applies a program's write or resize to the bytes of the item inode `key` stands for, to
+    /// be saved when the scheduler says so. Emptying a file (`O_TRUNC`) needs no read of the
+    /// bytes it replaces, only their version.
+    func apply(_ edit: BufferEdit, to inode: UInt64, key: NodeKey) throws {
+        try buffers.apply(edit, to: inode, start: {
+            switch (key, edit) {
+            case (.item(let id), .resize(0)): return ([], index.summary(id: id)?.version)
+            case (.item(let id), _):
+                guard let file = try store.file(id: id) else { throw Errno.noEntry }
+                return (Array(file.content), file.version)
+            default: return ([], nil)
+            }
+        }, target: { version in
+            if case .item(let id) = key { return .item(id, baseVersion: version) }
+            return .newFile(path: path(of: key)?.rawValue ?? "")
+        })
+        scheduler.wrote(inode)
+    }
+
+    /// A new item file at `path` (its inode `inode`): empty and unsaved from its creation, so
+    /// that even an empty file becomes an item.
+    func startNewFile(_ inode: UInt64, at path: MountPath) throws {
+        try buffers.startNewFile(inode, at: path.rawValue)
+    }
+
+    // MARK: Committing
+
+    /// Starts saving in the background, on the scheduler's thread.
+    func start() {
+        scheduler.start { [weak self] inode in self?.saveInBackground(inode) }
+    }
+
+    /// Unmount: stops the background saves, then saves every file with unsaved writes. What
+    /// cannot be saved stays in the journal, which the next mount replays and `shelf status`
+    /// reports meanwhile.
+    func stop() {
+        scheduler.stop()
+        for inode in buffers.unsavedInodes() {
+            do {
+                try save(inode)
+            } catch {
+                logger.error("could not save inode \(inode) at unmount; its writes stay in the journal for the next mount: \(error)")
+            }
+        }
+    }
+
+    var hasUnsavedWrites: Bool { buffers.hasUnsavedWrites }
+
+    /// A save the scheduler started: nobody waits for it, so a failure is logged and retried
+    /// (the writes stay in memory and in the journal meanwhile).
+    private func saveInBackground(_ inode: UInt64) {
+        do {
+            try save(inode)
+        } catch {
+            logger.error("could not save inode \(inode), trying again shortly: \(error)")
+            scheduler.failed(inode)
+        }
+    }
+
+    /// Commits every save whose writer has closed its file (a `shelf` command asks, through
+    /// ``MountControl``): the close watcher first delivers the closes the kernel has queued.
+    func commitClosedSaves() throws {
+        if !folders.deliverQueuedCloses() {
+            logger.warning("the close watcher did not report its queued closes in time; saves of just-closed files may follow later")
+        }
+        try scheduler.saveDueNow { try save($0) }
+    }
+
+    /// Saves `inode`'s unsaved writes into whatever it stands for now: a valid text updates the
+    /// item, an invalid one is kept as its draft; either way the record is committed on return.
+    func save(_ inode: UInt64) throws {
+        guard let buffer = buffers.buffer(of: inode), buffer.isDirty else { return }
+        let isNew = if case .newItemFile = inodes.key(of: inode) { true } else { false }
+        if isNew { namespaceLock.lock() }
+        defer { if isNew { namespaceLock.unlock() } }
+        do {
+            try buffer.saveIfDirty { bytes, baseVersion, modified in
+                try commit(bytes, basedOn: baseVersion, modified: modified, into: inode)
+            }
+        } catch let error as Errno {
+            throw error
+        } catch {
+            logger.error("could not save inode \(inode): \(error)")
+            throw Errno.ioError
+        }
+        if isCurrentFile(inode) || !inodes.isKnownToKernel(inode) { buffers.releaseIfSaved(inode) }
+    }
+
+    /// Commits a plain file's bytes renamed onto an item path (an atomic save, an item coming
+    /// back, a new item), with the file's times, mode and attributes.
+    func commitRenamed(_ bytes: [UInt8], at path: MountPath, into target: ItemCommitter.Target,
+                       carrying metadata: ItemCommitter.FileMetadata) throws -> ItemCommitter.Outcome {
+        let outcome = try committer.commit(bytes, at: path, into: target, modified: metadata.modified, carrying: metadata)
+        noteSaved(outcome.record)
+        return outcome
+    }
+
+    /// Commits `bytes` into what `inode` stands for; returns the version they are saved at.
+    private func commit(_ bytes: [UInt8], basedOn baseVersion: Int64?, modified: Date, into inode: UInt64) throws -> Int64 {
+        switch inodes.key(of: inode) {
+        case .item(let id):
+            let path = try path(of: .item(id)) ?? restoreForWrites(id)
+            let outcome = try committer.commit(bytes, at: path, into: .existing(id, basedOn: baseVersion), modified: modified)
+            return saved(outcome, by: inode)
+        case .newItemFile(let pending):
+            guard let path = newItemFiles.path(of: pending) else {
+                logger.debug("inode \(inode) was removed before its first save; its writes are dropped")
+                return 0
+            }
+            let outcome = try committer.commit(bytes, at: path, into: .new(at: path), modified: modified)
+            newItemFiles.remove(pending)
+            inodes.rekey(inode, to: .item(outcome.record.item.id))
+            return saved(outcome, by: inode)
+        case .plain(let path):
+            // Renamed to a plain name just as it was written: the writes follow it there.
+            try plain.writeAtomically(bytes, to: path)
+            return baseVersion ?? 0
+        case .status, nil:
+            throw Errno.badHandle
+        }
+    }
+
+    /// Where an item or new item file is now (nil for a trashed item).
+    private func path(of key: NodeKey) -> MountPath? {
+        switch key {
+        case .item(let id): index.summary(id: id).map { MountPath($0.path) }
+        case .newItemFile(let pending): newItemFiles.path(of: pending)
+        case .plain(let path): path
+        case .status: nil
+        }
+    }
+
+    /// An item deleted (here or elsewhere) while a program still wrote its file comes back from
+    /// the trash with those writes: nothing written is lost. Returns its path.
+    private func restoreForWrites(_ id: ItemID) throws -> MountPath {
+        let record = try store.restore(id: id)
+        logger.notice("\(record.path) was deleted while a program still wrote it; it is back with those writes")
+        let path = MountPath(record.path)
+        try folders.ensure(path.parent)
+        index.put(ItemSummary(record))
+        if let parent = inodes.kernelInode(for: .plain(path.parent)) {
+            kernel.invalidate(.entry(parent: Inode(parent), name: path.name))
+            kernel.invalidate(.content(Inode(parent)))
+        }
+        return path
+    }
+
+    /// Whether `inode` is what its item's (or plain file's) name shows now, rather than a file
+    /// replaced by a rename that some program still reads.
+    private func isCurrentFile(_ inode: UInt64) -> Bool {
+        guard let key = inodes.key(of: inode) else { return false }
+        return inodes.existingInode(for: key) == inode
+    }
+
+    /// Records a save made through `inode`, and drops the kernel's pages of the item's current
+    /// file when the save came through a replaced one.
+    private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64) -> Int64 {
+        noteSaved(outcome.record)
+        if let current = inodes.existingInode(for: .item(outcome.record.item.id)), current != inode {
+            kernel.invalidate(.content(Inode(current)))
+        }
+        return outcome.record.version
+    }
+
+    /// The index learns a save's new version (so the change follower knows it needs no
+    /// invalidation), and the bytes are kept for the reads that follow.
+    func noteSaved(_ record: ItemRecord) {
+        index.put(ItemSummary(record))
+        recentSaves.keep(record.item.id, version: record.version, content: record.content)
+    }
+}
