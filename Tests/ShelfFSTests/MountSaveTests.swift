@@ -57,7 +57,7 @@ import ShelfStore
         let script = try #require(Self.savePatterns.first { $0.name == pattern }).script
         let library = try TestLibrary()
         let book = try library.addBook()
-        try library.withMount { mount in
+        let written = try library.withMount { mount in
             let before = try mount.sh("ls -a Books")
             try mount.sh("F='\(book.path)'\n" + script)
             try library.waitUntilSaved()
@@ -65,13 +65,16 @@ import ShelfStore
             #expect(String(decoding: written, as: UTF8.self).contains("current_page: 99"))
             let stored = try #require(try library.store.record(atPath: book.path))
             #expect(stored.item.id == book.item.id)
-            guard case .book(let saved) = stored.item else { Issue.record("not a book"); return }
+            guard case .book(let saved) = stored.item else { Issue.record("not a book"); return written }
             #expect(saved.currentPage == 99)
             #expect(saved.passages.map(\.id) == { if case .book(let b) = book.item { b.passages.map(\.id) } else { [] } }())
             #expect(Array(stored.text.utf8) == written)
             #expect(try mount.sh("ls -a Books") == before, "a temp file stayed behind")
             #expect(try library.store.trashedItems().isEmpty)
+            return written
         }
+        let reread = try library.withMount { mount in try mount.bytes(book.path) }
+        #expect(reread == written, "after a remount the file reads as written")
     }
 
     @Test func tempFileWrittenAfterItsRenameSavesAtClose() throws {
