@@ -7,8 +7,17 @@ import ShelfModel
 /// It indexes every item row (trashed ones too, so trash and restore need not touch it); the
 /// search joins back to `item` and keeps live items only.
 enum SearchIndex {
-    /// Indexes `item` under the row `serial`, replacing what was indexed there before.
+    /// Indexes `item` under the row `serial`, replacing what was indexed there before. A save
+    /// that changed no searchable text (a page number, a status) leaves the index alone: the
+    /// rewrite of an FTS5 row is most of what a small save writes.
     static func reindex(_ item: Item, serial: Int64, in db: Database) throws {
+        let document = Document(item)
+        let indexed = try Row.fetchOne(db.cachedStatement(sql: "SELECT title, author, body FROM item_search WHERE rowid = ?"),
+                                       arguments: [serial])
+        if let indexed, indexed[0] as String? == document.title, indexed[1] as String? == document.author,
+           indexed[2] as String? == document.body {
+            return
+        }
         try remove(serial: serial, in: db)
         try add(item, serial: serial, in: db)
     }

@@ -48,6 +48,12 @@ struct SearchTests {
         try library.store.update(Item.note(Sample.note("Garden", content: "Plant beans.")).withID(note.item.id))
         #expect(try library.store.search("tomatoes").isEmpty)
         #expect(try library.store.search("beans").map(\.id) == [note.item.id])
+        // A save that changes no searchable text keeps the item found.
+        let book = try #require({ if case .book(let book) = dune.item { book } else { nil } }())
+        var paged = book
+        paged.currentPage = 77
+        try library.store.update(.book(paged), basedOn: dune.version)
+        #expect(try library.store.search("fear").map(\.id) == [dune.item.id])
 
         try library.store.trash(id: dune.item.id)
         try library.store.emptyTrash()
