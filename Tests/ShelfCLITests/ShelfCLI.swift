@@ -54,7 +54,11 @@ struct ShelfCLI {
         try cli.run("import", samples.appendingPathComponent("library").path)
         let mountpoint = cli.scratch.appendingPathComponent("mnt").path
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        defer { forceUnmount(mountpoint) }
+        MountRecords.record(mountpoint)
+        defer {
+            forceUnmount(mountpoint)
+            MountRecords.forget(mountpoint)
+        }
         try body(cli, mountpoint)
     }
 
@@ -64,5 +68,13 @@ struct ShelfCLI {
             guard let result = try? CommandRunner.run("fusermount3", arguments, in: "/", timeout: .seconds(10)),
                   result.status != 0 else { return }
         }
+    }
+}
+
+extension String {
+    /// Whether `phrase` occurs as whole words: "0 added" is not found in "60 added".
+    func containsPhrase(_ phrase: String) -> Bool {
+        let pattern = "(?<![\\w])" + NSRegularExpression.escapedPattern(for: phrase) + "(?![\\w])"
+        return range(of: pattern, options: .regularExpression) != nil
     }
 }

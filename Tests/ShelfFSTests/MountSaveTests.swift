@@ -42,12 +42,45 @@ import ShelfStore
             sed 's/current_page: 12/current_page: 99/' "${F}___jb_old___" > "${F}___jb_tmp___" &&
             mv "${F}___jb_tmp___" "$F" && rm "${F}___jb_old___"
             """#),
-        // nano needs a terminal: `script` gives it a pty and types search-and-replace (^\),
-        // replace all (a), then ^X, which saves on exit with -t.
+        // nano needs a terminal: Python gives it a pty and types search-and-replace (^\),
+        // replace all (a), then ^X, which saves on exit with -t — each key once nano's screen
+        // shows it is ready for it.
         ("nano through a terminal", #"""
-            (sleep 0.5; printf '\034'; sleep 0.2; printf 'current_page: 12\r'; sleep 0.2
-             printf 'current_page: 99\r'; sleep 0.2; printf 'a'; sleep 0.2; printf '\030'; sleep 0.5) |
-            TERM=xterm script -qec "nano -t --ignorercfiles '$F'" /dev/null > /dev/null
+            python3 - "$F" <<'PY'
+            import os, pty, select, sys, time
+            pid, terminal = pty.fork()
+            if pid == 0:
+                os.environ["TERM"] = "xterm"
+                os.execvp("nano", ["nano", "-t", "--ignorercfiles", sys.argv[1]])
+            screen = b""
+            def wait_for(text):
+                global screen
+                deadline = time.time() + 10
+                while text not in screen:
+                    ready, _, _ = select.select([terminal], [], [], max(0, deadline - time.time()))
+                    if not ready:
+                        sys.exit(f"nano never showed {text!r}")
+                    screen += os.read(terminal, 65536)
+            def press(keys, then):
+                global screen
+                screen = b""
+                os.write(terminal, keys)
+                wait_for(then)
+            wait_for(b"current_page")
+            press(b"\x1c", b"Search")
+            press(b"current_page: 12\r", b"Replace with")
+            press(b"current_page: 99\r", b"All")
+            press(b"a", b"Replaced")
+            os.write(terminal, b"\x18")
+            while True:
+                try:
+                    if not os.read(terminal, 65536):
+                        break
+                except OSError:
+                    break
+            _, status = os.waitpid(pid, 0)
+            sys.exit(os.waitstatus_to_exitcode(status))
+            PY
             """#),
         ("cp over", #"sed 's/current_page: 12/current_page: 99/' "$F" > /tmp/shelf-cp-$$ && cp /tmp/shelf-cp-$$ "$F" && rm /tmp/shelf-cp-$$"#),
     ]

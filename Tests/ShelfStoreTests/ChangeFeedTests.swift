@@ -69,7 +69,7 @@ struct CrossProcessLockTests {
 
     /// A real second process (the sqlite3 shell) holds a write transaction for a second; a
     /// write meanwhile waits for it (busy timeout) instead of failing with "database is locked".
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: sqliteShell), "needs the sqlite3 shell"))
+    @Test
     func aWriteWaitsForAnotherProcesssTransaction() throws {
         let library = try TestLibrary()
         let holder = try Self.holdWriteLock(of: library.store.folder, seconds: 1)
@@ -83,7 +83,7 @@ struct CrossProcessLockTests {
     }
 
     /// Past the busy timeout the caller gets `libraryBusy`, naming the library, not an SQLite error.
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: sqliteShell), "needs the sqlite3 shell"))
+    @Test
     func aWriteThatWaitsTooLongReportsTheLibraryBusy() throws {
         let library = try TestLibrary()
         let impatient = try LibraryStore.open(LibraryFolder(url: library.store.folder, busyTimeout: 0.1))
@@ -98,6 +98,8 @@ struct CrossProcessLockTests {
     /// Starts the sqlite3 shell on the library's database and returns once it holds the write
     /// lock, which it keeps for `seconds`.
     private static func holdWriteLock(of library: URL, seconds: Int) throws -> Process {
+        try #require(FileManager.default.isExecutableFile(atPath: sqliteShell),
+                     "the sqlite3 shell is missing: run scripts/install-deps")
         let shell = Process()
         shell.executableURL = URL(fileURLWithPath: sqliteShell)
         shell.arguments = [library.appendingPathComponent("shelf.sqlite").path]
