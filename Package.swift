@@ -23,9 +23,10 @@ let package = Package(
             "CFuse",
             .product(name: "Logging", package: "swift-log"),
         ]),
-        /// Real-mount test harness shared by FuseKit's and ShelfFS's tests: temp mountpoints,
-        /// deadlines on every file operation, and unmounting that always happens.
-        .target(name: "FuseTestSupport", dependencies: ["FuseKit"], path: "Tests/Support/FuseTestSupport"),
+        /// What every test target shares, once: temporary folders, polling with a deadline,
+        /// commands with deadlines, and the real-mount harness (temp mountpoints, deadlines on
+        /// every file operation, unmounting that always happens, records for scripts/test).
+        .target(name: "TestSupport", dependencies: ["FuseKit"], path: "Tests/Support/TestSupport"),
         .target(name: "ShelfModel"),
         .target(name: "ShelfMarkdown", dependencies: [
             "ShelfModel",
@@ -57,11 +58,11 @@ let package = Package(
             .product(name: "PropertyBased", package: "swift-property-based"),
             .product(name: "Yams", package: "Yams"),
         ]),
-        .testTarget(name: "ShelfStoreTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport"],
+        .testTarget(name: "ShelfStoreTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "TestSupport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "FuseTestSupport"]),
-        .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseKit", "FuseTestSupport"]),
-        .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseTestSupport"]),
+        .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "TestSupport"]),
+        .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseKit", "TestSupport"]),
+        .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),
     ]
 )

@@ -42,10 +42,9 @@ struct LibraryFolder {
         for kind in ItemKind.allCases {
             let folder = plainFilesURL.appendingPathComponent(kind.folderName, isDirectory: true)
             do {
-                if !FileManager.default.fileExists(atPath: plainFilesURL.path) {
-                    try FileManager.default.createDirectory(at: plainFilesURL, withIntermediateDirectories: false,
-                                                            attributes: [.posixPermissions: 0o700])
-                }
+                // Made first so it gets its mode; another process may be making it at once.
+                try FileManager.default.createDirectory(at: plainFilesURL, withIntermediateDirectories: true,
+                                                        attributes: [.posixPermissions: 0o700])
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             } catch {
                 throw StoreError.libraryUnreadable(path: url.path, reason: "\(folder.path) cannot be created (\(error.localizedDescription))")

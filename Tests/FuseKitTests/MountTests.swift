@@ -1,7 +1,7 @@
 import Foundation
 import Synchronization
 import FuseKit
-import FuseTestSupport
+import TestSupport
 import Testing
 
 /// Real kernel mounts of ``MemoryFilesystem``, driven by ordinary tools. Serialized: one
@@ -182,7 +182,7 @@ struct MountTests {
                 .closed(parent: .root, name: "note.md"), .closed(parent: .root, name: "note.md"),
                 .closed(parent: sub, name: "a.txt"),
             ]
-            #expect(eventuallyTrue { events.withLock { $0 } == expected }, "\(events.withLock { $0 })")
+            #expect(eventually { events.withLock { $0 } == expected }, "\(events.withLock { $0 })")
         }
     }
 
@@ -311,14 +311,4 @@ struct MountpointErrorTests {
         ]
         for error in errors { #expect(!error.description.contains("\n"), "\(error)") }
     }
-}
-
-/// Polls `condition` for up to two seconds.
-private func eventuallyTrue(_ condition: () -> Bool) -> Bool {
-    let deadline = Date().addingTimeInterval(2)
-    while Date() < deadline {
-        if condition() { return true }
-        Thread.sleep(forTimeInterval: 0.02)
-    }
-    return condition()
 }

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import FuseTestSupport
+import TestSupport
 
 /// `kill -9` of the mount daemon at the worst moments: every byte a program wrote is there
 /// after the next mount — the save the daemon had not committed yet comes back from the journal.

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ShelfFS
 
@@ -66,16 +67,6 @@ import ShelfFS
             #expect(!ProcessStatus.isRunning(daemon), "the daemon has exited when unmount returns")
             #expect(try cli.run("show", note).stdout == data)
         }
-    }
-
-    /// Whether `condition` holds within `timeout`, polled every 50 ms.
-    private func eventually(within timeout: Duration, _ condition: () throws -> Bool) throws -> Bool {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            if try condition() { return true }
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        return try condition()
     }
 
     @Test func badMountpointsGetOneLineAndNoMount() throws {

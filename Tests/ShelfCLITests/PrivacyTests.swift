@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import FuseTestSupport
+import TestSupport
 
 /// A reading library is personal: what Shelf creates is its owner's only, and so is the mount
 /// unless `--allow-other` is asked for.

@@ -1,5 +1,5 @@
 import Foundation
-import FuseTestSupport
+import TestSupport
 
 /// Runs the built `shelf` binary the way a user's shell would, with its own config folder so
 /// tests never read or write the real `~/.config/shelf`, and a deadline so a hang fails the test.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import FuseTestSupport
+import TestSupport
 
 /// The end of a mount: SIGTERM and Ctrl-C commit what programs wrote, and a save that cannot be
 /// committed (a full disk) stays in the journal, is reported, and is saved by the next mount.

@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import FuseTestSupport
+import TestSupport
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS

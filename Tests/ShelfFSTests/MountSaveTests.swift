@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-import FuseTestSupport
+import TestSupport
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
@@ -251,15 +251,15 @@ import ShelfStore
             guard case .note(var changed) = note.item else { Issue.record("unexpected case"); return }
             changed.content = "Changed by the CLI.\n"
             let updated = try cli.update(.note(changed))
-            #expect(try eventually(within: 1) { try mount.text(note.path) == updated.text })
+            #expect(try eventually(within: .seconds(1)) { try mount.text(note.path) == updated.text })
             // Listed once and again (the second listing may come from the kernel's cache), then
             // changed elsewhere: the listing follows within a second.
             #expect(try mount.sh("ls Notes; ls Notes") == "Plan.md\nPlan.md\n")
             let added = try cli.insert(.note(Note(title: "From CLI", content: "x\n")))
-            #expect(eventually(within: 1) { (try? mount.sh("ls Notes")) == "From CLI.md\nPlan.md\n" })
-            #expect(eventually(within: 1) { (try? mount.text(added.path)) == added.text })
+            #expect(eventually(within: .seconds(1)) { (try? mount.sh("ls Notes")) == "From CLI.md\nPlan.md\n" })
+            #expect(eventually(within: .seconds(1)) { (try? mount.text(added.path)) == added.text })
             try cli.write { try $0.trash(id: added.item.id) }
-            #expect(eventually(within: 1) { (try? mount.sh("ls Notes")) == "Plan.md\n" })
+            #expect(eventually(within: .seconds(1)) { (try? mount.sh("ls Notes")) == "Plan.md\n" })
         }
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import FuseKit
-import FuseTestSupport
+import TestSupport
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS

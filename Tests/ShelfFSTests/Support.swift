@@ -1,23 +1,24 @@
 import Foundation
 import Synchronization
 import FuseKit
-import FuseTestSupport
+import TestSupport
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
 
-/// A new library in a temporary folder, removed when the value goes away.
+/// A new library in a temporary folder, removed when the value goes away, that tests mount
+/// (ShelfStoreTests' `TestLibrary` is the store alone).
 final class TestLibrary: @unchecked Sendable {
+    private let temporary: TemporaryFolder
+    /// The library folder.
     let folder: URL
     let store: LibraryStore
 
     init() throws {
-        folder = FileManager.default.temporaryDirectory
-            .appendingPathComponent("shelf-fs-tests-\(UUID().uuidString.prefix(8))", isDirectory: true)
+        temporary = try TemporaryFolder()
+        folder = temporary.child("library")
         store = try LibraryStore.create(at: folder)
     }
-
-    deinit { try? FileManager.default.removeItem(at: folder) }
 
     /// Another handle on the same library, as the CLI in another process would open it.
     func reopened() throws -> LibraryStore { try LibraryStore.open(at: folder) }
@@ -87,14 +88,4 @@ struct ScriptFailed: Error, CustomStringConvertible {
     var script: String
     var result: CommandResult
     var description: String { "`\(script)` failed: \(result)" }
-}
-
-/// Polls `condition` until it holds or `timeout` passes; returns whether it held.
-func eventually(within timeout: TimeInterval = 2, _ condition: () throws -> Bool) rethrows -> Bool {
-    let deadline = Date().addingTimeInterval(timeout)
-    repeat {
-        if try condition() { return true }
-        Thread.sleep(forTimeInterval: 0.05)
-    } while Date() < deadline
-    return false
 }

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ShelfModel
 import ShelfStore
@@ -35,7 +36,6 @@ import ShelfStore
 
     @Test func writesTheTreeTheMountShows() throws {
         let fixture = try Fixture()
-        defer { fixture.folder.cleanUp() }
         let summary = try Exporter.export(fixture.store, to: fixture.exportFolder)
         #expect(summary.written == 7 && summary.unchanged == 0 && summary.removed == 0)
 
@@ -52,7 +52,6 @@ import ShelfStore
 
     @Test func unchangedFilesAreNotTouchedAndChangedOnesAreReplaced() throws {
         let fixture = try Fixture()
-        defer { fixture.folder.cleanUp() }
         _ = try Exporter.export(fixture.store, to: fixture.exportFolder)
         let paths = try fixture.store.summaries().map(\.path)
         let before = try Dictionary(uniqueKeysWithValues: paths.map { ($0, try fixture.identity($0)) })
@@ -78,7 +77,6 @@ import ShelfStore
 
     @Test func removesOnlyTheFilesOfDeletedItems() throws {
         let fixture = try Fixture()
-        defer { fixture.folder.cleanUp() }
         _ = try Exporter.export(fixture.store, to: fixture.exportFolder)
         let userFile = fixture.url("Books/my own list.md")
         try Data("mine\n".utf8).write(to: userFile)
@@ -103,7 +101,6 @@ import ShelfStore
 
     @Test func aFolderEmptiedByRemovalsGoesToo() throws {
         let fixture = try Fixture()
-        defer { fixture.folder.cleanUp() }
         _ = try Exporter.export(fixture.store, to: fixture.exportFolder)
         let note = try #require(try fixture.store.summaries(kind: .note).first)
         try fixture.store.write { try $0.trash(id: note.id) }
@@ -115,7 +112,6 @@ import ShelfStore
 
     @Test func aMovedItemLeavesNoStaleCopy() throws {
         let fixture = try Fixture()
-        defer { fixture.folder.cleanUp() }
         _ = try Exporter.export(fixture.store, to: fixture.exportFolder)
         let book = try #require(try fixture.store.summaries(kind: .book).first)
         let moved = try fixture.store.write { try $0.move(id: book.id, to: "Books/Shelved/Renamed.md") }
@@ -127,7 +123,6 @@ import ShelfStore
 
     @Test func aFileThatCannotBeWrittenIsReportedAndTheOthersAreStillExported() throws {
         let fixture = try Fixture()
-        defer { fixture.folder.cleanUp() }
         let note = try #require(try fixture.store.summaries(kind: .note).first)
         // A folder where the note's file belongs: the rename onto it fails.
         let blocker = fixture.url(note.path)
@@ -151,7 +146,6 @@ import ShelfStore
     /// A title of 255 bytes: the export's temporary name must still fit NAME_MAX.
     @Test func aLongFileNameIsExported() throws {
         let fixture = try Fixture()
-        defer { fixture.folder.cleanUp() }
         let title = String(repeating: "é", count: 126)  // 252 bytes, the longest name the store makes
         let long = try fixture.store.insert(.note(Note(title: title, content: "Long.\n")))
         #expect(long.path.utf8.count > 240)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ShelfModel
 import ShelfMarkdown
@@ -8,7 +9,6 @@ import ShelfStore
 @Suite struct GoodreadsImportTests {
     @Test func importsEveryQuirkOfALibraryExport() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         var progress: [ImportProgress] = []
         let summary = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store) { progress.append($0) }
@@ -52,7 +52,6 @@ import ShelfStore
 
     @Test func everyNonEmptyColumnIsAFieldOrAKeptProperty() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
         let kings = try #require(try store.booksByTitle()["The Way of Kings (The Stormlight Archive, #1)"])
@@ -65,7 +64,6 @@ import ShelfStore
 
     @Test func reimportingTheSameFileChangesNothing() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
         let sequence = try store.lastSequence()
@@ -80,7 +78,6 @@ import ShelfStore
 
     @Test func reimportKeepsWhatTheUserAddedInShelf() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
         var dune = try #require(try store.booksByTitle()["Dune (Dune Chronicles #1)"])
@@ -110,7 +107,6 @@ import ShelfStore
 
     @Test func aBookWithAPendingInvalidEditIsNotOverwritten() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
         let dune = try #require(try store.summaries(kind: .book).first { $0.title.hasPrefix("Dune") })
@@ -128,7 +124,6 @@ import ShelfStore
 
     @Test func badRowsAreSkippedWithTheLineTheyStartOn() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         let summary = try Importer().importFile(fixture("goodreads_bad_rows.csv"), into: store)
         #expect(summary.added == 3 && summary.skipped == 3)

@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ShelfStore
 @testable import ShelfImport
@@ -7,7 +8,6 @@ import ShelfStore
     private func importError(_ file: URL, format: ImportFormat? = nil,
                              map: [String] = []) throws -> ImportError? {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         let error = #expect(throws: ImportError.self) {
             try Importer(format: format, columnMap: ColumnMap(arguments: map)).importFile(file, into: store)
@@ -40,7 +40,6 @@ import ShelfStore
 
     @Test func aCSVWithoutATitleColumn() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let file = try folder.file("no-title.csv", "Author,Pages\nFrank Herbert,412\n")
         let error = try importError(file)
         #expect(error == .missingColumn(field: "title", available: ["Author", "Pages"]))

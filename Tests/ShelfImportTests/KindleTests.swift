@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ShelfModel
 import ShelfStore
@@ -34,7 +35,6 @@ import ShelfStore
 
     @Test func importsHighlightsAsPassagesWithNotesAndExtensions() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         var progress: [ImportProgress] = []
         let summary = try Importer().importFile(fixture("My Clippings.txt"), into: store) { progress.append($0) }
@@ -58,7 +58,6 @@ import ShelfStore
 
     @Test func importingTwiceAddsNothingAndALongerFileAddsOnlyWhatIsNew() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         _ = try Importer().importFile(fixture("My Clippings.txt"), into: store)
         let sequence = try store.lastSequence()
@@ -79,7 +78,6 @@ import ShelfStore
 
     @Test func highlightsJoinABookImportedFromElsewhereWithTheSameTitleAndAuthor() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         let existing = Book(title: "Meditations", sourceID: "goodreads:30659", passages: [Passage(text: "Mine.")])
         try store.insert(.book(existing))
@@ -93,7 +91,6 @@ import ShelfStore
 
     @Test func highlightsFindAGoodreadsBookDespiteItsSeriesSuffixAndAnInvertedAuthor() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         let goodreads = Book(title: "Dune (Dune, #1)", author: "Frank Herbert", sourceID: "goodreads:234225")
         try store.insert(.book(goodreads))

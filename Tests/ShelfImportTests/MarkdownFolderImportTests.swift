@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ShelfModel
 import ShelfStore
@@ -50,7 +51,6 @@ import ShelfStore
 
     @Test func importsEveryItemWithItsExactBytesAndPath() throws {
         let fixture = try Fixture()
-        defer { fixture.folder.cleanUp() }
         let summary = try Importer().importFile(fixture.source, into: fixture.store)
         #expect(summary.format == .markdown)
         #expect(summary.added == 2 && summary.skipped == 1)
@@ -70,7 +70,6 @@ import ShelfStore
 
     @Test func importingAgainChangesNothingAndAnEditUpdatesInPlace() throws {
         let fixture = try Fixture()
-        defer { fixture.folder.cleanUp() }
         _ = try Importer().importFile(fixture.source, into: fixture.store)
         let sequence = try fixture.store.lastSequence()
 
@@ -92,7 +91,6 @@ import ShelfStore
 
     @Test func aFolderWithoutItemFoldersIsRefused() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         let empty = folder.url.appendingPathComponent("empty", isDirectory: true)
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)

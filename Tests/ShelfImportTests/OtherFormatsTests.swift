@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import Testing
 import ShelfModel
 import ShelfStore
@@ -7,7 +8,6 @@ import ShelfStore
 @Suite struct OtherFormatsTests {
     @Test func storyGraphExport() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         let summary = try Importer().importFile(fixture("storygraph_export.csv"), into: store)
         #expect(summary.format == .storygraph && summary.added == 3 && summary.problems.isEmpty)
@@ -37,7 +37,6 @@ import ShelfStore
 
     @Test func notionDatabaseExport() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         let summary = try Importer().importFile(fixture("notion_books.csv"), into: store)
         #expect(summary.format == .notion && summary.added == 4 && summary.problems.isEmpty)
@@ -62,7 +61,6 @@ import ShelfStore
 
     @Test func genericCSVWithAColumnMap() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         let file = try folder.file("mine.csv", """
             Book,Writer,Stars,Shelf,Finished On,Where
@@ -82,7 +80,6 @@ import ShelfStore
 
     @Test func keptColumnsNeverTakeAFieldsKey() throws {
         let folder = try TemporaryFolder()
-        defer { folder.cleanUp() }
         let store = try makeLibrary(folder)
         let file = try folder.file("two-titles.csv", "Name,Title,ID\nDune,Dune (1965),17\n")
         _ = try Importer().importFile(file, into: store)

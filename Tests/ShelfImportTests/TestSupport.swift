@@ -1,4 +1,5 @@
 import Foundation
+import TestSupport
 import ShelfModel
 import ShelfStore
 @testable import ShelfImport
@@ -6,26 +7,6 @@ import ShelfStore
 /// The URL of a file in `Fixtures/`.
 func fixture(_ name: String) -> URL {
     Bundle.module.resourceURL!.appendingPathComponent("Fixtures").appendingPathComponent(name)
-}
-
-/// A fresh folder under the system's temporary folder, removed by `cleanUp`.
-struct TemporaryFolder {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("shelf-import-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    func cleanUp() { try? FileManager.default.removeItem(at: url) }
-
-    /// Writes `text` to `name` in the folder and returns its URL.
-    func file(_ name: String, _ text: String) throws -> URL {
-        let file = url.appendingPathComponent(name)
-        try Data(text.utf8).write(to: file)
-        return file
-    }
 }
 
 /// A new, empty library in a temporary folder.

@@ -1,22 +1,7 @@
 import Foundation
+import TestSupport
 import ShelfModel
 @testable import ShelfStore
-
-/// A fresh folder under the temporary directory, removed when the value goes away.
-final class TemporaryFolder {
-    let url: URL
-
-    init() throws {
-        url = FileManager.default.temporaryDirectory
-            .appendingPathComponent("shelf-store-tests-\(UUID().uuidString)", isDirectory: true)
-        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    }
-
-    deinit { try? FileManager.default.removeItem(at: url) }
-
-    /// A path inside the folder that does not exist yet.
-    func child(_ name: String) -> URL { url.appendingPathComponent(name, isDirectory: true) }
-}
 
 /// A new library in its own temporary folder; keep `folder` alive as long as `store` is used.
 struct TestLibrary {
