@@ -109,8 +109,9 @@ struct ConcurrentCreationTests {
         private var errors: [String] = []
 
         func record(_ result: Result<ItemRecord, Error>) {
-            guard case .failure(let error) = result else { return }
-            lock.withLock { errors.append(String(describing: error)) }
+            if case .failure(let error) = result {
+                lock.withLock { errors.append(String(describing: error)) }
+            }
         }
 
         var failures: [String] { lock.withLock { errors } }
