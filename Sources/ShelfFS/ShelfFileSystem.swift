@@ -153,9 +153,13 @@ final class ShelfFileSystem: Sendable {
             return Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
                                        permissions: shape.permissions)
         case .newItemFile:
-            let (size, modified) = saves.buffers.buffer(of: inode)?.shape ?? (0, Date())
-            return Self.fileAttributes(inode, size: size, modified: FileTime(modified),
-                                       permissions: ItemRecord.defaultPermissions)
+            if let (size, modified) = saves.buffers.buffer(of: inode)?.shape {
+                return Self.fileAttributes(inode, size: size, modified: FileTime(modified),
+                                           permissions: ItemRecord.defaultPermissions)
+            }
+            // Its first save made it an item meanwhile (and then let go of its buffer).
+            if let current = inodes.key(of: inode), case .item = current { return try attributes(of: current, inode: inode) }
+            return Self.fileAttributes(inode, size: 0, modified: .now, permissions: ItemRecord.defaultPermissions)
         case .status(let name):
             if name.isEmpty {
                 let now = FileTime.now
@@ -173,12 +177,14 @@ final class ShelfFileSystem: Sendable {
     /// the version a replaced file shows), otherwise of the item as the index knows it. An
     /// item deleted while a program still holds its file shows its last bytes.
     private func itemShape(_ id: ItemID, inode: UInt64) throws -> (size: Int, modified: Date, permissions: UInt32) {
-        let summary = index.summary(id: id)
-        let permissions = summary?.permissions ?? ItemRecord.defaultPermissions
-        if let shape = saves.buffers.buffer(of: inode)?.shape { return (shape.size, shape.modified, permissions) }
-        if let summary { return (summary.size, summary.modified, permissions) }
+        // The buffer first, then the index: a save updates the index before it lets go of the
+        // buffer, so read in this order the two never show a state older than both.
+        if let shape = saves.buffers.buffer(of: inode)?.shape {
+            return (shape.size, shape.modified, index.summary(id: id)?.permissions ?? ItemRecord.defaultPermissions)
+        }
+        if let summary = index.summary(id: id) { return (summary.size, summary.modified, summary.permissions) }
         guard let file = try store.file(id: id) else { throw Errno.noEntry }
-        return (file.content.count, Date(), permissions)
+        return (file.content.count, Date(), ItemRecord.defaultPermissions)
     }
 
     private static func fileAttributes(_ inode: UInt64, size: Int, modified: FileTime, permissions: UInt32) -> FileAttributes {
@@ -329,7 +335,10 @@ final class ShelfFileSystem: Sendable {
             guard let file = try store.file(id: id) else { throw Errno.noEntry }
             return Self.slice(file.content, offset: offset, size: size)
         case .newItemFile:
-            return saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) ?? []
+            if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            // Its first save made it an item meanwhile (and then let go of its buffer).
+            if case .item? = inodes.key(of: inode) { return try read(inode, offset: offset, size: size) }
+            return []
         case .plain(let path):
             let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: false)
             var bytes = [UInt8](repeating: 0, count: size)
