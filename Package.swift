@@ -2,7 +2,7 @@
 import PackageDescription
 
 /// Layers, bottom up (see ../shared/DESIGN.md, "Layers"):
-/// ShelfModel → ShelfMarkdown → ShelfStore → ShelfImport / ShelfFS (over FuseKit over CFuse) → shelf.
+/// ShelfModel → ShelfMarkdown → ShelfStore → ShelfImport / ShelfSync → ShelfFS (over FuseKit over CFuse) → shelf.
 /// Linux only (libfuse3, inotify, Linux xattr calls): no other platform is declared.
 let package = Package(
     name: "Shelf",
@@ -15,6 +15,7 @@ let package = Package(
         .package(url: "https://github.com/yaslab/CSV.swift", exact: "2.5.2"),
         .package(url: "https://github.com/apple/swift-argument-parser", exact: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
     ],
     targets: [
@@ -41,12 +42,19 @@ let package = Package(
             "ShelfModel", "ShelfMarkdown", "ShelfStore",
             .product(name: "CSV", package: "CSV.swift"),
         ]),
+        /// A library shared with other devices through a cloud copy: the cloud protocol and its
+        /// backends, the sync engine, three-way merges.
+        .target(name: "ShelfSync", dependencies: [
+            "ShelfModel", "ShelfMarkdown", "ShelfStore",
+            .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .target(name: "ShelfFS", dependencies: [
-            "FuseKit", "ShelfModel", "ShelfMarkdown", "ShelfStore",
+            "FuseKit", "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfSync",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "shelf", dependencies: [
-            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "ShelfFS", "FuseKit",
+            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "ShelfSync", "ShelfFS", "FuseKit",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
@@ -61,6 +69,7 @@ let package = Package(
         .testTarget(name: "ShelfStoreTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "TestSupport"],
                     resources: [.copy("Fixtures")]),
+        .testTarget(name: "ShelfSyncTests", dependencies: ["ShelfSync", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),
         .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "TestSupport"]),
         .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseKit", "TestSupport"]),
         .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),

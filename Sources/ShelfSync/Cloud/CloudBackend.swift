@@ -1,0 +1,40 @@
+import Foundation
+
+/// A cloud copy that the devices of one library share: the protocol every backend (a folder,
+/// PostgreSQL) implements, so the sync engine and its behaviour tests run against each.
+///
+/// The cloud holds four things, each written once and never changed afterwards, so no device
+/// ever needs a lock on it: its identity, a record per device, each device's change log as
+/// numbered batches, and file contents named by their hash. Deletions are changes like any
+/// other (tombstones): what a cloud does not hold is never taken for a deletion.
+public protocol CloudBackend: Sendable {
+    /// Where the cloud is, as the user named it (a folder path, a URL): for messages.
+    var location: String { get }
+
+    /// The cloud's identity. Throws `CloudError` when there is no cloud there (missing, empty,
+    /// unreadable, not a Shelf cloud) or one written by a newer Shelf.
+    func identity() throws -> CloudIdentity
+
+    /// Makes a new cloud; refuses (`CloudError.notEmpty`) where anything is stored already.
+    func create(_ identity: CloudIdentity) throws
+
+    /// Records a device that joins the cloud (written once, by that device).
+    func register(_ device: DeviceRecord) throws
+    /// Every device that ever joined, retired ones included.
+    func devices() throws -> [DeviceRecord]
+
+    /// Stores one batch of a device's changes under its number. A batch is written once: a
+    /// number already stored is kept as it is (a push repeated after a crash finds it there).
+    func append(_ batch: ChangeBatch) throws
+    /// The batch `number` of `device`, if stored.
+    func batch(of device: DeviceID, number: Int64) throws -> ChangeBatch?
+    /// Batches past `cursor`, oldest first within each device, at most about `limit` changes,
+    /// and the cursor after them. A batch that cannot be read yet (a file-sync tool still
+    /// delivering it) ends that device's run until it can.
+    func batches(after cursor: CloudCursor, limit: Int) throws -> (batches: [ChangeBatch], cursor: CloudCursor)
+
+    /// Stores file bytes under their hash (a no-op when that hash is stored already).
+    func putContent(_ bytes: Data, hash: ContentHash) throws
+    /// The bytes stored under `hash`, checked against it; nil when they have not arrived.
+    func content(_ hash: ContentHash) throws -> Data?
+}

@@ -1,0 +1,177 @@
+import Crypto
+import Foundation
+
+/// What makes a cloud itself: a linked library checks it on every sync, so a folder that was
+/// replaced, emptied or switched stops sync instead of looking like a library with no items.
+public struct CloudIdentity: Codable, Hashable, Sendable {
+    /// The layout version; a Shelf refuses a cloud whose format is newer than it knows.
+    public var format: Int
+    /// Unique per cloud: a library remembers the cloud it linked to by this.
+    public var cloud: String
+    public var created: Date
+
+    public static let currentFormat = 1
+
+    public init(format: Int = CloudIdentity.currentFormat, cloud: String = UUID().uuidString.lowercased(),
+                created: Date = Date()) {
+        self.format = format
+        self.cloud = cloud
+        self.created = created
+    }
+}
+
+/// A device's id: unique per library linked to a cloud, chosen when it links.
+public typealias DeviceID = String
+
+/// One library linked to the cloud.
+public struct DeviceRecord: Codable, Hashable, Sendable {
+    public var id: DeviceID
+    /// What people call it (`laptop`); names conflict copies.
+    public var name: String
+    public var joined: Date
+
+    public init(id: DeviceID, name: String, joined: Date = Date()) {
+        self.id = id
+        self.name = name
+        self.joined = joined
+    }
+}
+
+/// The SHA-256 of a file's bytes, in lower-case hex: the name its content has in the cloud.
+public struct ContentHash: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
+    public var rawValue: String
+
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    public init(of bytes: Data) {
+        rawValue = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+    }
+
+    /// 64 lower-case hex digits, the only names a content file may have.
+    public var isWellFormed: Bool {
+        rawValue.utf8.count == 64 && rawValue.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    public var description: String { rawValue }
+}
+
+/// A change's cloud-wide id: `<device>-<batch>-<index>`, unique because each device numbers
+/// its own batches.
+public typealias ChangeID = String
+
+/// The state of one item after a change on one device: everything another device needs to
+/// show it, its bytes by hash. Changes carry whole states rather than edits, so applying one
+/// twice is harmless and a merge compares states.
+public struct CloudChange: Codable, Hashable, Sendable {
+    public enum Operation: String, Codable, Sendable {
+        /// The item exists with this state (created, edited, renamed, restored).
+        case put
+        /// The item went to the trash on the device that made the change (a tombstone).
+        case delete
+    }
+
+    public var id: ChangeID
+    public var item: String
+    /// The change this one was made on top of: nil for an item new to the cloud.
+    public var base: ChangeID?
+    public var device: DeviceID
+    /// When the change was made, by the device's clock: newest wins where edits cannot merge.
+    public var time: Date
+    public var operation: Operation
+    /// `book` or `note`.
+    public var kind: String
+    /// Library-relative path: `Books/Dune - Frank Herbert.md`.
+    public var path: String
+    public var title: String
+    public var hash: ContentHash
+    public var size: Int
+    /// The file's modification time and mode bits.
+    public var modified: Date
+    public var permissions: UInt32
+    /// The file's `user.*` extended attributes.
+    public var attributes: [String: Data]
+
+    public init(id: ChangeID, item: String, base: ChangeID?, device: DeviceID, time: Date, operation: Operation,
+                kind: String, path: String, title: String, hash: ContentHash, size: Int, modified: Date,
+                permissions: UInt32, attributes: [String: Data]) {
+        self.id = id
+        self.item = item
+        self.base = base
+        self.device = device
+        self.time = time
+        self.operation = operation
+        self.kind = kind
+        self.path = path
+        self.title = title
+        self.hash = hash
+        self.size = size
+        self.modified = modified
+        self.permissions = permissions
+        self.attributes = attributes
+    }
+}
+
+/// The changes one device pushed at once, numbered 1, 2, 3… per device.
+public struct ChangeBatch: Codable, Hashable, Sendable {
+    public var device: DeviceID
+    public var number: Int64
+    public var changes: [CloudChange]
+
+    public init(device: DeviceID, number: Int64, changes: [CloudChange]) {
+        self.device = device
+        self.number = number
+        self.changes = changes
+    }
+}
+
+/// How far a device has read the cloud: per log, the last batch applied. A folder cloud has
+/// one log per device; a backend with one ordered log uses a single key.
+public struct CloudCursor: Codable, Hashable, Sendable {
+    public var positions: [String: Int64]
+
+    public init(positions: [String: Int64] = [:]) { self.positions = positions }
+
+    public subscript(log: String) -> Int64 {
+        get { positions[log] ?? 0 }
+        set { positions[log] = newValue }
+    }
+}
+
+/// Everything a cloud can refuse, each saying what is wrong and what to do.
+public enum CloudError: Error, Equatable, CustomStringConvertible {
+    /// Nothing is at the cloud's place (a network share gone, a folder moved).
+    case missing(location: String)
+    /// The place is empty where a cloud was linked: never read as "every item was deleted".
+    case empty(location: String)
+    case unreadable(location: String, reason: String)
+    /// The place holds files, but no Shelf cloud.
+    case notACloud(location: String)
+    /// The place holds another cloud than the one this library linked to.
+    case differentCloud(location: String, expected: String, found: String)
+    case newerFormat(location: String, format: Int)
+    /// `create` met a place with files in it.
+    case notEmpty(location: String)
+    /// A file in the cloud that does not read as what its name says.
+    case damaged(path: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .missing(let location):
+            "the cloud at \(location) is not there (a network share not mounted, a folder moved?); sync waits and retries. Bring it back, or `shelf cloud unlink` and link the new place."
+        case .empty(let location):
+            "the cloud folder \(location) is empty although this library is linked to a cloud there; sync stopped and nothing was deleted. Restore the folder's contents (or wait for the file-sync tool to bring them), or `shelf cloud unlink` and link another place."
+        case .unreadable(let location, let reason):
+            "cannot read the cloud at \(location): \(reason). Check its permissions and that the disk or share is available."
+        case .notACloud(let location):
+            "\(location) holds files but no Shelf cloud (no shelf-cloud.json); choose an empty folder to create a cloud, or the folder of an existing cloud."
+        case .differentCloud(let location, let expected, let found):
+            "\(location) holds another cloud (\(found)) than the one this library is linked to (\(expected)); sync stopped and nothing was deleted. Put the right folder back, or `shelf cloud unlink` and link this one."
+        case .newerFormat(let location, let format):
+            "the cloud at \(location) was written by a newer Shelf (format \(format), this Shelf reads up to \(CloudIdentity.currentFormat)); update Shelf to sync with it."
+        case .notEmpty(let location):
+            "\(location) is not empty and holds no Shelf cloud; a new cloud is created only in a new or empty folder."
+        case .damaged(let path, let reason):
+            "the cloud file \(path) is damaged (\(reason)); it is skipped until a good copy arrives."
+        }
+    }
+}
