@@ -56,37 +56,17 @@ struct ItemCommitter: Sendable {
         guard let kind = PathRules.itemKind(under: path) else {
             throw StoreError.invalidPath(path.rawValue, reason: "item files live under Books/ or Notes/")
         }
-        let fileTitle = FileNaming.title(fromFileName: path.name)
         let source = Data(bytes)
-        let parsed: Result<ParsedItem, ParseFailure> = if let text = String(validating: bytes, as: UTF8.self) {
-            MarkdownCodec.parse(text, kind: kind, fileTitle: fileTitle)
-        } else {
-            .failure(ParseFailure(diagnostics: [
-                Diagnostic(line: Self.firstLineNotUTF8(bytes), message: "the file is not UTF-8 text; save it as UTF-8"),
-            ]))
-        }
         var replaced: (version: Int64, content: Data)?
         let record = try store.write { writer -> ItemRecord in
             let record: ItemRecord
-            switch (parsed, target) {
-            case (.success(let parsed), .existing(let id, let base)):
+            switch target {
+            case .existing(let id, let base):
                 replaced = try writer.file(id: id)
-                var item = parsed.item
-                item.id = id
-                record = try update(item, basedOn: base, source: source, modified: modified, with: writer)
-            case (.failure(let failure), .existing(let id, _)):
-                replaced = try writer.file(id: id)
-                record = try writer.saveDraft(id: id, bytes: source, diagnostics: failure.diagnostics, modified: modified)
-            case (.success(let parsed), .new(let path)):
-                var item = parsed.item
-                // The id of a live item elsewhere is a copy's (`cp a.md b.md`): a new item.
-                if try !parsed.declaredID || writer.record(id: item.id) != nil { item.id = .generate() }
-                record = try writer.insert(item, path: path.rawValue, source: source, modified: modified)
-            case (.failure(let failure), .new(let path)):
-                let placeholder: Item = kind == .book ? .book(Book(title: fileTitle)) : .note(Note(title: fileTitle))
-                let inserted = try writer.insert(placeholder, path: path.rawValue, source: nil, modified: modified)
-                record = try writer.saveDraft(id: inserted.item.id, bytes: source, diagnostics: failure.diagnostics,
-                                              modified: modified)
+                record = try save(source, of: id, kind: kind, at: path, basedOn: base, modified: modified, with: writer)
+            case .new(let path):
+                record = try writer.saveFile(source, of: try newItemID(for: source, kind: kind, with: writer), kind: kind,
+                                             at: path.rawValue, basedOn: nil, modified: modified)
             }
             guard let metadata else { return record }
             try writer.replaceExtendedAttributes(id: record.item.id, with: metadata.attributes)
@@ -96,17 +76,26 @@ struct ItemCommitter: Sendable {
         return Outcome(record: record, replaced: replaced)
     }
 
+    /// The id a new file's item gets: the one its text declares when that names no live item
+    /// (a trashed id brings that item back), else a fresh one — the id of a live item elsewhere
+    /// is a copy's (`cp a.md b.md`), and a file without `id:` is a new item.
+    private func newItemID(for source: Data, kind: ItemKind, with writer: StoreWriter) throws -> ItemID {
+        guard case .success(let parsed) = MarkdownCodec.parse(bytes: source, kind: kind, fileTitle: nil),
+              parsed.declaredID, try writer.record(id: parsed.item.id) == nil else { return .generate() }
+        return parsed.item.id
+    }
+
     /// An editor's save is the newest word on the item. When the store moved on since the file
     /// was opened (the CLI or another mount wrote meanwhile), the save still lands, and the
     /// version it replaces is kept beside it, verbatim (a pending draft included), as
     /// `Title (conflict YYYY-MM-DD HHMMSS device).md` — never silently overwritten.
-    private func update(_ item: Item, basedOn base: Int64?, source: Data, modified: Date,
-                        with writer: StoreWriter) throws -> ItemRecord {
+    private func save(_ source: Data, of id: ItemID, kind: ItemKind, at path: MountPath, basedOn base: Int64?,
+                      modified: Date, with writer: StoreWriter) throws -> ItemRecord {
         do {
-            return try writer.update(item, basedOn: base, source: source, modified: modified)
+            return try writer.saveFile(source, of: id, kind: kind, at: path.rawValue, basedOn: base, modified: modified)
         } catch StoreError.versionConflict {
-            if let other = try writer.record(id: item.id) { try keepConflictCopy(of: other, with: writer) }
-            return try writer.update(item, basedOn: nil, source: source, modified: modified)
+            if let other = try writer.record(id: id) { try keepConflictCopy(of: other, with: writer) }
+            return try writer.saveFile(source, of: id, kind: kind, at: path.rawValue, basedOn: nil, modified: modified)
         }
     }
 
@@ -148,17 +137,5 @@ struct ItemCommitter: Sendable {
         let stem = name.dropLast(3)
         guard let range = stem.range(of: " (conflict ", options: .backwards), stem.hasSuffix(")") else { return stem }
         return stem[..<range.lowerBound]
-    }
-
-    /// The 1-based line of the first byte sequence that is not UTF-8, for the diagnostic.
-    private static func firstLineNotUTF8(_ bytes: [UInt8]) -> Int {
-        var line = 1
-        var start = 0
-        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
-            if String(validating: bytes[start..<index], as: UTF8.self) == nil { return line }
-            line += 1
-            start = index + 1
-        }
-        return line
     }
 }

@@ -91,6 +91,32 @@ public enum MarkdownCodec {
     }
 }
 
+extension MarkdownCodec {
+    /// Parses a file's bytes as ``parse(_:kind:fileTitle:)`` does its text; bytes that are not
+    /// UTF-8 fail with a diagnostic on the first line that breaks.
+    public static func parse(bytes: some Collection<UInt8>, kind: ItemKind,
+                             fileTitle: String?) -> Result<ParsedItem, ParseFailure> {
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            return .failure(ParseFailure(diagnostics: [
+                Diagnostic(line: firstLineNotUTF8(Array(bytes)), message: "the file is not UTF-8 text; save it as UTF-8"),
+            ]))
+        }
+        return parse(text, kind: kind, fileTitle: fileTitle)
+    }
+
+    /// The 1-based line of the first byte sequence that is not UTF-8.
+    private static func firstLineNotUTF8(_ bytes: [UInt8]) -> Int {
+        var line = 1
+        var start = 0
+        for (index, byte) in bytes.enumerated() where byte == UInt8(ascii: "\n") {
+            if String(validating: bytes[start..<index], as: UTF8.self) == nil { return line }
+            line += 1
+            start = index + 1
+        }
+        return line
+    }
+}
+
 /// File names from titles: NFC, no `/`, NUL or control characters, no leading dot, at most
 /// ``maximumNameBytes`` with `.md`, stable across renders.
 ///

@@ -51,6 +51,27 @@ public enum AtomicFile {
         return temporary
     }
 
+    /// Writes `bytes` durably as a new file at `path` that is never replaced: false (and
+    /// nothing written) if `path` exists already. Hard-linking the staged file into place
+    /// refuses an existing name atomically, where a rename would replace it.
+    @discardableResult
+    public static func writeOnce(_ bytes: some Collection<UInt8>, to path: String) throws(SystemCallError) -> Bool {
+        let temporary = try stage(bytes, besides: path, durably: true)
+        defer { unlink(temporary) }
+        if link(temporary, path) == 0 { return true }
+        switch errno {
+        case EEXIST:
+            return false
+        case EPERM, EOPNOTSUPP:
+            // A file system without hard links (FAT, some network shares): check, then rename.
+            if access(path, F_OK) == 0 { return false }
+            try publish(temporary, as: path)
+            return true
+        default:
+            throw SystemCallError("create \(Self.name(of: path))")
+        }
+    }
+
     /// Renames a staged temporary file over `path` (removing the temporary file if that fails).
     public static func publish(_ temporary: String, as path: String) throws(SystemCallError) {
         guard rename(temporary, path) == 0 else {

@@ -1,0 +1,33 @@
+import Foundation
+import ShelfModel
+import ShelfMarkdown
+
+extension StoreWriter {
+    /// Stores `bytes` as the whole file of item `id`, the one rule for every file that arrives
+    /// as bytes (a save through the mount, a change from the cloud): bytes that parse become
+    /// the record, with the bytes kept as its source; bytes that do not are kept verbatim as a
+    /// draft while the record stays at its last good state. The id is the caller's decision,
+    /// whatever `id:` the bytes declare.
+    ///
+    /// An item that is not live is created at `path` (a trashed one comes back with its
+    /// history). `basedOn`: as for `update`, for an item that exists.
+    public func saveFile(_ bytes: Data, of id: ItemID, kind: ItemKind, at path: String, basedOn version: Int64?,
+                         modified: Date) throws -> ItemRecord {
+        let fileTitle = FileNaming.title(fromFileName: String(ItemPath.fileName(of: path)))
+        let parsed = MarkdownCodec.parse(bytes: bytes, kind: kind, fileTitle: fileTitle)
+        let exists = try record(id: id) != nil
+        switch parsed {
+        case .success(var parsed):
+            parsed.item.id = id
+            return exists ? try update(parsed.item, basedOn: version, source: bytes, modified: modified)
+                          : try insert(parsed.item, path: path, source: bytes, modified: modified)
+        case .failure(let failure):
+            if !exists {
+                var stand: Item = kind == .book ? .book(Book(title: fileTitle)) : .note(Note(title: fileTitle))
+                stand.id = id
+                _ = try insert(stand, path: path, source: nil, modified: modified)
+            }
+            return try saveDraft(id: id, bytes: bytes, diagnostics: failure.diagnostics, modified: modified)
+        }
+    }
+}

@@ -1,0 +1,198 @@
+import Foundation
+import ShelfStore
+
+/// The embedded cloud: a folder, local or carried between machines by a file-sync tool or a
+/// network share.
+///
+/// ```
+/// shelf-cloud.json                      identity, written by the device that created the cloud
+/// devices/<device>.json                 one per device, written by that device
+/// log/<device>/<000000000001>.json      that device's change batches, numbered
+/// content/<ab>/<abcdef…>                file bytes, named by their SHA-256
+/// ```
+/// Every file is written once, by one device, under a hidden temporary name first, and never
+/// changed: a file-sync tool never sees two devices write one file, so no lock files exist.
+/// Names that are not Shelf's (`desktop.ini`, `.DS_Store`, `.stfolder`, a sync tool's
+/// `… (conflicted copy).json` or `.sync-conflict-…`) are ignored: a conflict copy of a file
+/// written once can only repeat it.
+public struct FolderCloud: CloudBackend {
+    public let folder: URL
+    public var location: String { folder.path }
+
+    public init(folder: URL) {
+        self.folder = folder.standardizedFileURL
+    }
+
+    private var identityURL: URL { folder.appendingPathComponent("shelf-cloud.json") }
+    private var devicesURL: URL { folder.appendingPathComponent("devices", isDirectory: true) }
+    private var logURL: URL { folder.appendingPathComponent("log", isDirectory: true) }
+    private var contentURL: URL { folder.appendingPathComponent("content", isDirectory: true) }
+
+    // MARK: Identity
+
+    public func identity() throws -> CloudIdentity {
+        let entries = try listing(of: folder, missing: CloudError.missing(location: location))
+        guard entries.contains(identityURL.lastPathComponent) else {
+            throw entries.allSatisfy(Self.isIgnorable) ? CloudError.empty(location: location)
+                                                       : CloudError.notACloud(location: location)
+        }
+        let identity = try decode(CloudIdentity.self, at: identityURL)
+        guard identity.format <= CloudIdentity.currentFormat else {
+            throw CloudError.newerFormat(location: location, format: identity.format)
+        }
+        return identity
+    }
+
+    public func create(_ identity: CloudIdentity) throws {
+        do {
+            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        } catch {
+            throw CloudError.unreadable(location: location, reason: "the folder cannot be created (\(error.localizedDescription))")
+        }
+        let entries = try listing(of: folder, missing: CloudError.missing(location: location))
+        guard entries.allSatisfy(Self.isIgnorable) else { throw CloudError.notEmpty(location: location) }
+        guard try writeOnce(try Self.encoder.encode(identity), at: identityURL) else {
+            throw CloudError.notEmpty(location: location)
+        }
+    }
+
+    // MARK: Devices
+
+    public func register(_ device: DeviceRecord) throws {
+        try writeOnce(try Self.encoder.encode(device), at: devicesURL.appendingPathComponent(device.id + ".json"))
+    }
+
+    public func devices() throws -> [DeviceRecord] {
+        try listing(of: devicesURL, missing: nil).compactMap { name in
+            guard name.hasSuffix(".json"), Self.isDeviceID(String(name.dropLast(5))) else { return nil }
+            return try decode(DeviceRecord.self, at: devicesURL.appendingPathComponent(name))
+        }
+    }
+
+    // MARK: Change logs
+
+    public func append(_ batch: ChangeBatch) throws {
+        try writeOnce(try Self.encoder.encode(batch), at: batchURL(of: batch.device, number: batch.number))
+    }
+
+    public func batch(of device: DeviceID, number: Int64) throws -> ChangeBatch? {
+        let url = batchURL(of: device, number: number)
+        guard FileManager.default.fileExists(atPath: url.path) else { return nil }
+        let batch = try decode(ChangeBatch.self, at: url)
+        guard batch.device == device, batch.number == number else {
+            throw CloudError.damaged(path: url.path, reason: "it holds batch \(batch.number) of \(batch.device)")
+        }
+        return batch
+    }
+
+    public func batches(after cursor: CloudCursor, limit: Int) throws -> (batches: [ChangeBatch], cursor: CloudCursor) {
+        var cursor = cursor
+        var batches: [ChangeBatch] = []
+        var changeCount = 0
+        for device in try listing(of: logURL, missing: nil).filter(Self.isDeviceID).sorted() {
+            let numbers = try listing(of: logURL.appendingPathComponent(device), missing: nil)
+                .compactMap(Self.batchNumber).filter { $0 > cursor[device] }.sorted()
+            // Numbers are consecutive; a gap is a batch still on its way, and what follows it waits.
+            for number in numbers {
+                guard number == cursor[device] + 1, changeCount < limit,
+                      let batch = try? batch(of: device, number: number) else { break }
+                batches.append(batch)
+                changeCount += batch.changes.count
+                cursor[device] = number
+            }
+        }
+        return (batches, cursor)
+    }
+
+    private func batchURL(of device: DeviceID, number: Int64) -> URL {
+        logURL.appendingPathComponent(device, isDirectory: true)
+            .appendingPathComponent(String(format: "%012lld.json", number))
+    }
+
+    // MARK: Content
+
+    public func putContent(_ bytes: Data, hash: ContentHash) throws {
+        try writeOnce(bytes, at: contentFileURL(hash))
+    }
+
+    public func content(_ hash: ContentHash) throws -> Data? {
+        let url = contentFileURL(hash)
+        guard let bytes = FileManager.default.contents(atPath: url.path) else { return nil }
+        guard ContentHash(of: bytes) == hash else {
+            throw CloudError.damaged(path: url.path, reason: "its bytes do not have the hash they are named by")
+        }
+        return bytes
+    }
+
+    private func contentFileURL(_ hash: ContentHash) -> URL {
+        contentURL.appendingPathComponent(String(hash.rawValue.prefix(2)), isDirectory: true)
+            .appendingPathComponent(hash.rawValue)
+    }
+
+    // MARK: Files
+
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .secondsSince1970
+        return encoder
+    }()
+
+    /// Writes a file that is never replaced, creating its folder if needed; false if it exists.
+    @discardableResult
+    private func writeOnce(_ bytes: Data, at url: URL) throws -> Bool {
+        do {
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            return try AtomicFile.writeOnce(bytes, to: url.path)
+        } catch {
+            throw CloudError.unreadable(location: location, reason: "\(error)")
+        }
+    }
+
+    private func decode<T: Decodable>(_ type: T.Type, at url: URL) throws -> T {
+        let bytes: Data
+        do {
+            bytes = try Data(contentsOf: url)
+        } catch {
+            throw CloudError.unreadable(location: location, reason: "cannot read \(url.lastPathComponent) (\(error.localizedDescription))")
+        }
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        do {
+            return try decoder.decode(type, from: bytes)
+        } catch {
+            throw CloudError.damaged(path: url.path, reason: "it is not what Shelf wrote there")
+        }
+    }
+
+    /// The names in `folder`; `missing` nil: a folder not created yet is empty.
+    private func listing(of folder: URL, missing: CloudError?) throws -> [String] {
+        do {
+            return try FileManager.default.contentsOfDirectory(atPath: folder.path)
+        } catch CocoaError.fileReadNoSuchFile {
+            if let missing { throw missing }
+            return []
+        } catch {
+            throw CloudError.unreadable(location: location, reason: error.localizedDescription)
+        }
+    }
+
+    /// What systems and sync tools leave in any folder (`.stfolder`, `.DS_Store`,
+    /// `desktop.ini`): such a folder still counts as empty.
+    private static func isIgnorable(_ name: String) -> Bool {
+        name.hasPrefix(".") || ["desktop.ini", "Thumbs.db"].contains(name)
+    }
+
+    /// Device ids are lower-case letters, digits and dashes (a UUID's form).
+    static func isDeviceID(_ name: String) -> Bool {
+        !name.isEmpty && name.utf8.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 45 }
+    }
+
+    /// The number in `000000000042.json`; nil for every other name.
+    private static func batchNumber(_ name: String) -> Int64? {
+        guard name.utf8.count == 17, name.hasSuffix(".json") else { return nil }
+        let digits = name.dropLast(5)
+        guard digits.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        return Int64(digits)
+    }
+}
