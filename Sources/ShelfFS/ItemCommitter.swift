@@ -94,48 +94,10 @@ struct ItemCommitter: Sendable {
         do {
             return try writer.saveFile(source, of: id, kind: kind, at: path.rawValue, basedOn: base, modified: modified)
         } catch StoreError.versionConflict {
-            if let other = try writer.record(id: id) { try keepConflictCopy(of: other, with: writer) }
+            if let other = try writer.record(id: id) {
+                _ = try writer.saveConflictCopy(other.content, kind: kind, beside: other.path, time: Date(), device: device)
+            }
             return try writer.saveFile(source, of: id, kind: kind, at: path.rawValue, basedOn: nil, modified: modified)
         }
-    }
-
-    /// Inserts a copy of `other` with its exact bytes under a conflict name beside it.
-    private func keepConflictCopy(of other: ItemRecord, with writer: StoreWriter) throws {
-        var copy = other.item
-        copy.id = .generate()
-        let path = try conflictPath(for: MountPath(other.path), with: writer)
-        if let diagnostics = other.draftDiagnostics {
-            _ = try writer.insert(copy, path: path, source: nil)
-            _ = try writer.saveDraft(id: copy.id, bytes: other.content, diagnostics: diagnostics)
-        } else {
-            _ = try writer.insert(copy, path: path, source: other.content)
-        }
-    }
-
-    /// `Stem (conflict DATE TIME device).md` beside `path`; the stem of a conflict copy is its
-    /// original's, so names never nest, and a taken name gets a ` (2)`-style number.
-    private func conflictPath(for path: MountPath, with writer: StoreWriter) throws -> String {
-        let formatter = DateFormatter()
-        formatter.locale = Locale(identifier: "en_US_POSIX")
-        formatter.timeZone = TimeZone(identifier: "UTC")
-        formatter.dateFormat = "yyyy-MM-dd HHmmss"
-        let name = FileNaming.fileName(stem: String(Self.originalStem(of: path.name)),
-                                       suffix: " (conflict \(formatter.string(from: Date())) \(device))")
-        var lookupError: Error?
-        let unique = FileNaming.uniqued(name) { candidate in
-            do { return try writer.record(atPath: path.parent.appending(candidate).rawValue) != nil } catch {
-                lookupError = error
-                return false
-            }
-        }
-        if let lookupError { throw lookupError }
-        return path.parent.appending(unique).rawValue
-    }
-
-    /// The stem of `name` without `.md` and without a conflict suffix it may carry already.
-    private static func originalStem(of name: String) -> Substring {
-        let stem = name.dropLast(3)
-        guard let range = stem.range(of: " (conflict ", options: .backwards), stem.hasSuffix(")") else { return stem }
-        return stem[..<range.lowerBound]
     }
 }

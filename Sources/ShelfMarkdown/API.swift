@@ -1,4 +1,5 @@
 // Public surface of the codec. Implementation: see the other files of this folder.
+import Foundation
 import ShelfModel
 
 /// One problem found while parsing a file, with the 1-based line it is on.
@@ -158,6 +159,21 @@ public enum FileNaming {
     /// length rule (conflict copies: `Dune (conflict 2026-11-24 101500 laptop).md`).
     public static func fileName(stem: String, suffix: String) -> String {
         FileNameStem.fitted(stem, suffix: suffix) + suffix + FileNameStem.fileExtension
+    }
+
+    /// `Stem (conflict YYYY-MM-DD HHMMSS device).md` for a conflict copy of the file `name`,
+    /// made at `time` (UTC) on `device`. The stem of a conflict copy is its original's, so
+    /// names never nest.
+    public static func conflictCopyName(of name: String, time: Date, device: String) -> String {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        formatter.timeZone = TimeZone(identifier: "UTC")
+        formatter.dateFormat = "yyyy-MM-dd HHmmss"
+        var stem = Substring(FileNameStem.withoutExtension(name) ?? name)
+        if let range = stem.range(of: " (conflict ", options: .backwards), stem.hasSuffix(")") {
+            stem = stem[..<range.lowerBound]
+        }
+        return fileName(stem: String(stem), suffix: " (conflict \(formatter.string(from: time)) \(device))")
     }
 
     /// The title a file name stands for: `Dune.md` → `Dune`.

@@ -95,13 +95,16 @@ public struct Change: Hashable, Sendable {
     public var path: String
     /// For a move: the path it had before; nil otherwise.
     public var previousPath: String?
+    /// When the change was made (nil for changes recorded before the feed kept times).
+    public var time: Date?
 
-    public init(sequence: Int64, kind: Kind, id: ItemID, path: String, previousPath: String?) {
+    public init(sequence: Int64, kind: Kind, id: ItemID, path: String, previousPath: String?, time: Date? = nil) {
         self.sequence = sequence
         self.kind = kind
         self.id = id
         self.path = path
         self.previousPath = previousPath
+        self.time = time
     }
 }
 

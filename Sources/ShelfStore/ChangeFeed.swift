@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 import ShelfModel
 
@@ -7,14 +8,14 @@ enum ChangeFeed {
     static func append(_ kind: Change.Kind, id: ItemID, path: String, previousPath: String? = nil,
                        in db: Database) throws {
         let statement = try db.cachedStatement(sql: """
-            INSERT INTO change_feed (kind, item_id, path, previous_path) VALUES (?, ?, ?, ?)
+            INSERT INTO change_feed (kind, item_id, path, previous_path, time) VALUES (?, ?, ?, ?, ?)
             """)
-        try statement.execute(arguments: [kind.rawValue, id.rawValue, path, previousPath])
+        try statement.execute(arguments: [kind.rawValue, id.rawValue, path, previousPath, Date().storedSeconds])
     }
 
     static func changes(after sequence: Int64, limit: Int, in db: Database) throws -> [Change] {
         try Row.fetchAll(db, sql: """
-            SELECT sequence, kind, item_id, path, previous_path FROM change_feed
+            SELECT sequence, kind, item_id, path, previous_path, time FROM change_feed
             WHERE sequence > ? ORDER BY sequence LIMIT ?
             """, arguments: [sequence, limit]).map { row in
             let rawKind: String = row[1]
@@ -22,7 +23,7 @@ enum ChangeFeed {
                 throw StoreError.damagedRecord(id: ItemID(rawValue: row[2]), reason: "unknown change kind \(rawKind)")
             }
             return Change(sequence: row[0], kind: kind, id: ItemID(rawValue: row[2]), path: row[3],
-                          previousPath: row[4])
+                          previousPath: row[4], time: (row[5] as Double?).map(Date.init(storedSeconds:)))
         }
     }
 

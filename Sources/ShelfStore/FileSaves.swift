@@ -30,4 +30,14 @@ extension StoreWriter {
             return try saveDraft(id: id, bytes: bytes, diagnostics: failure.diagnostics, modified: modified)
         }
     }
+
+    /// Keeps `bytes` verbatim as a new item `id` named as a conflict copy of the file at `path`
+    /// (`Title (conflict YYYY-MM-DD HHMMSS device).md` beside it, numbered if taken), made at
+    /// `time` on `device`: the side of a conflict that did not win, never lost.
+    public func saveConflictCopy(_ bytes: Data, id: ItemID = .generate(), kind: ItemKind, beside path: String,
+                                 time: Date, device: String) throws -> ItemRecord {
+        let name = FileNaming.conflictCopyName(of: String(ItemPath.fileName(of: path)), time: time, device: device)
+        let copyPath = try freePath(near: ItemPath.folder(of: path) + "/" + name)
+        return try saveFile(bytes, of: id, kind: kind, at: copyPath, basedOn: nil, modified: time)
+    }
 }

@@ -80,7 +80,7 @@ public final class LibraryStore: Sendable {
         try readDatabase { try body(ItemQueries(db: $0)) }
     }
 
-    private func readDatabase<T>(_ body: (Database) throws -> T) throws -> T {
+    func readDatabase<T>(_ body: (Database) throws -> T) throws -> T {
         try translatingDatabaseErrors { try database.read(body) }
     }
 

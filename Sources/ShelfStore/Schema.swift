@@ -97,6 +97,39 @@ enum Schema {
                 ) WHERE trashed_at IS NULL;
                 """)
         }
+        migrator.registerMigration("v6: cloud link and sync ledger") { db in
+            // What sync remembers (see SyncLedger): the cloud this library is linked to and how
+            // far it has read and written it, every cloud change it has seen (merge bases and
+            // ancestry), and per item the cloud change its current state descends from. Changes
+            // in the feed now carry their time: where two devices' edits cannot merge, the
+            // newest wins.
+            try db.execute(sql: """
+                ALTER TABLE change_feed ADD COLUMN time REAL;
+                CREATE TABLE cloud_link (
+                    singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+                    location TEXT NOT NULL,
+                    cloud TEXT NOT NULL,
+                    device TEXT NOT NULL,
+                    device_name TEXT NOT NULL,
+                    cursor BLOB NOT NULL,
+                    next_batch INTEGER NOT NULL,
+                    pushed_sequence INTEGER NOT NULL,
+                    linked REAL NOT NULL,
+                    last_sync REAL,
+                    offline_since REAL,
+                    error TEXT
+                );
+                CREATE TABLE cloud_change (
+                    id TEXT PRIMARY KEY,
+                    item_id TEXT NOT NULL,
+                    body BLOB NOT NULL
+                ) WITHOUT ROWID;
+                CREATE TABLE item_sync (
+                    item_id TEXT PRIMARY KEY,
+                    change_id TEXT NOT NULL
+                ) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -16,8 +16,8 @@ import ShelfMarkdown
 ///
 /// A writer is valid only inside the `LibraryStore.write` call that handed it out.
 public struct StoreWriter {
-    private let db: Database
-    private let queries: ItemQueries
+    let db: Database
+    let queries: ItemQueries
     private let coding = RecordCoding()
 
     init(db: Database) {
@@ -245,7 +245,7 @@ public struct StoreWriter {
     }
 
     /// `path`, or the first free ` (n)` variant of its file name in the same folder.
-    private func uniquified(_ path: String) throws -> String {
+    func uniquified(_ path: String) throws -> String {
         try uniquified(String(ItemPath.fileName(of: path)), in: ItemPath.folder(of: path))
     }
 

@@ -15,7 +15,7 @@ public protocol CloudBackend: Sendable {
     /// unreadable, not a Shelf cloud) or one written by a newer Shelf.
     func identity() throws -> CloudIdentity
 
-    /// Makes a new cloud; refuses (`CloudError.notEmpty`) where anything is stored already.
+    /// Makes a new cloud; refuses (`CloudError.notACloud`) where anything is stored already.
     func create(_ identity: CloudIdentity) throws
 
     /// Records a device that joins the cloud (written once, by that device).

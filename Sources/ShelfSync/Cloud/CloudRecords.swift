@@ -74,6 +74,8 @@ public struct CloudChange: Codable, Hashable, Sendable {
     public var item: String
     /// The change this one was made on top of: nil for an item new to the cloud.
     public var base: ChangeID?
+    /// For the result of merging two concurrent changes: the other one (`base` is the first).
+    public var mergedFrom: ChangeID?
     public var device: DeviceID
     /// When the change was made, by the device's clock: newest wins where edits cannot merge.
     public var time: Date
@@ -93,10 +95,11 @@ public struct CloudChange: Codable, Hashable, Sendable {
 
     public init(id: ChangeID, item: String, base: ChangeID?, device: DeviceID, time: Date, operation: Operation,
                 kind: String, path: String, title: String, hash: ContentHash, size: Int, modified: Date,
-                permissions: UInt32, attributes: [String: Data]) {
+                permissions: UInt32, attributes: [String: Data], mergedFrom: ChangeID? = nil) {
         self.id = id
         self.item = item
         self.base = base
+        self.mergedFrom = mergedFrom
         self.device = device
         self.time = time
         self.operation = operation
@@ -149,8 +152,6 @@ public enum CloudError: Error, Equatable, CustomStringConvertible {
     /// The place holds another cloud than the one this library linked to.
     case differentCloud(location: String, expected: String, found: String)
     case newerFormat(location: String, format: Int)
-    /// `create` met a place with files in it.
-    case notEmpty(location: String)
     /// A file in the cloud that does not read as what its name says.
     case damaged(path: String, reason: String)
 
@@ -163,15 +164,30 @@ public enum CloudError: Error, Equatable, CustomStringConvertible {
         case .unreadable(let location, let reason):
             "cannot read the cloud at \(location): \(reason). Check its permissions and that the disk or share is available."
         case .notACloud(let location):
-            "\(location) holds files but no Shelf cloud (no shelf-cloud.json); choose an empty folder to create a cloud, or the folder of an existing cloud."
+            "\(location) holds files but no Shelf cloud (no shelf-cloud.json); a cloud is created only in a new or empty folder: choose one, or the folder of an existing cloud."
         case .differentCloud(let location, let expected, let found):
             "\(location) holds another cloud (\(found)) than the one this library is linked to (\(expected)); sync stopped and nothing was deleted. Put the right folder back, or `shelf cloud unlink` and link this one."
         case .newerFormat(let location, let format):
             "the cloud at \(location) was written by a newer Shelf (format \(format), this Shelf reads up to \(CloudIdentity.currentFormat)); update Shelf to sync with it."
-        case .notEmpty(let location):
-            "\(location) is not empty and holds no Shelf cloud; a new cloud is created only in a new or empty folder."
         case .damaged(let path, let reason):
             "the cloud file \(path) is damaged (\(reason)); it is skipped until a good copy arrives."
         }
     }
+}
+
+/// How cloud records are written as JSON, by every backend and in the library's sync ledger:
+/// keys sorted (the same record is the same bytes), dates as seconds (exact doubles).
+enum CloudCoding {
+    static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        encoder.dateEncodingStrategy = .secondsSince1970
+        return encoder
+    }()
+
+    static let decoder: JSONDecoder = {
+        let decoder = JSONDecoder()
+        decoder.dateDecodingStrategy = .secondsSince1970
+        return decoder
+    }()
 }

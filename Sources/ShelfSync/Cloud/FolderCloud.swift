@@ -50,16 +50,16 @@ public struct FolderCloud: CloudBackend {
             throw CloudError.unreadable(location: location, reason: "the folder cannot be created (\(error.localizedDescription))")
         }
         let entries = try listing(of: folder, missing: CloudError.missing(location: location))
-        guard entries.allSatisfy(Self.isIgnorable) else { throw CloudError.notEmpty(location: location) }
-        guard try writeOnce(try Self.encoder.encode(identity), at: identityURL) else {
-            throw CloudError.notEmpty(location: location)
+        guard entries.allSatisfy(Self.isIgnorable) else { throw CloudError.notACloud(location: location) }
+        guard try writeOnce(try CloudCoding.encoder.encode(identity), at: identityURL) else {
+            throw CloudError.notACloud(location: location)
         }
     }
 
     // MARK: Devices
 
     public func register(_ device: DeviceRecord) throws {
-        try writeOnce(try Self.encoder.encode(device), at: devicesURL.appendingPathComponent(device.id + ".json"))
+        try writeOnce(try CloudCoding.encoder.encode(device), at: devicesURL.appendingPathComponent(device.id + ".json"))
     }
 
     public func devices() throws -> [DeviceRecord] {
@@ -72,7 +72,7 @@ public struct FolderCloud: CloudBackend {
     // MARK: Change logs
 
     public func append(_ batch: ChangeBatch) throws {
-        try writeOnce(try Self.encoder.encode(batch), at: batchURL(of: batch.device, number: batch.number))
+        try writeOnce(try CloudCoding.encoder.encode(batch), at: batchURL(of: batch.device, number: batch.number))
     }
 
     public func batch(of device: DeviceID, number: Int64) throws -> ChangeBatch? {
@@ -131,13 +131,6 @@ public struct FolderCloud: CloudBackend {
 
     // MARK: Files
 
-    static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        encoder.dateEncodingStrategy = .secondsSince1970
-        return encoder
-    }()
-
     /// Writes a file that is never replaced, creating its folder if needed; false if it exists.
     @discardableResult
     private func writeOnce(_ bytes: Data, at url: URL) throws -> Bool {
@@ -156,10 +149,8 @@ public struct FolderCloud: CloudBackend {
         } catch {
             throw CloudError.unreadable(location: location, reason: "cannot read \(url.lastPathComponent) (\(error.localizedDescription))")
         }
-        let decoder = JSONDecoder()
-        decoder.dateDecodingStrategy = .secondsSince1970
         do {
-            return try decoder.decode(type, from: bytes)
+            return try CloudCoding.decoder.decode(type, from: bytes)
         } catch {
             throw CloudError.damaged(path: url.path, reason: "it is not what Shelf wrote there")
         }

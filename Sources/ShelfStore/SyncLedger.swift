@@ -1,0 +1,118 @@
+import Foundation
+import GRDB
+import ShelfModel
+
+/// The cloud a library is linked to, and how far this device has read and written it.
+public struct CloudLinkState: Hashable, Sendable {
+    /// The cloud's place as the user gave it (a folder, a URL).
+    public var location: String
+    /// The cloud's identity, checked on every sync.
+    public var cloud: String
+    public var device: String
+    public var deviceName: String
+    /// The sync engine's read position in the cloud, encoded by it.
+    public var cursor: Data
+    /// The number this device's next batch of changes gets.
+    public var nextBatch: Int64
+    /// The change-feed sequence up to which local changes were pushed.
+    public var pushedSequence: Int64
+    public var linked: Date
+    public var lastSync: Date?
+    /// Since when the cloud could not be reached; nil while it can.
+    public var offlineSince: Date?
+    /// Why the last sync failed; nil after a good one.
+    public var error: String?
+
+    public init(location: String, cloud: String, device: String, deviceName: String, cursor: Data,
+                nextBatch: Int64, pushedSequence: Int64, linked: Date, lastSync: Date? = nil,
+                offlineSince: Date? = nil, error: String? = nil) {
+        self.location = location
+        self.cloud = cloud
+        self.device = device
+        self.deviceName = deviceName
+        self.cursor = cursor
+        self.nextBatch = nextBatch
+        self.pushedSequence = pushedSequence
+        self.linked = linked
+        self.lastSync = lastSync
+        self.offlineSince = offlineSince
+        self.error = error
+    }
+}
+
+/// What sync keeps in the library: the link, the cloud changes this device has seen (by id,
+/// encoded by the sync engine), and per item the change its current state descends from.
+/// The store gives these tables a home and a transaction shared with the items; their
+/// meaning is the sync engine's.
+enum SyncLedger {
+    static func link(in db: Database) throws -> CloudLinkState? {
+        try Row.fetchOne(db, sql: """
+            SELECT location, cloud, device, device_name, cursor, next_batch, pushed_sequence, linked, last_sync,
+                   offline_since, error
+            FROM cloud_link
+            """).map { row in
+            CloudLinkState(location: row[0], cloud: row[1], device: row[2], deviceName: row[3], cursor: row[4],
+                           nextBatch: row[5], pushedSequence: row[6], linked: Date(storedSeconds: row[7]),
+                           lastSync: (row[8] as Double?).map(Date.init(storedSeconds:)),
+                           offlineSince: (row[9] as Double?).map(Date.init(storedSeconds:)), error: row[10])
+        }
+    }
+
+    static func setLink(_ link: CloudLinkState, in db: Database) throws {
+        try db.execute(sql: """
+            INSERT OR REPLACE INTO cloud_link (singleton, location, cloud, device, device_name, cursor, next_batch,
+                                               pushed_sequence, linked, last_sync, offline_since, error)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """, arguments: [link.location, link.cloud, link.device, link.deviceName, link.cursor, link.nextBatch,
+                             link.pushedSequence, link.linked.storedSeconds, link.lastSync?.storedSeconds,
+                             link.offlineSince?.storedSeconds, link.error])
+    }
+
+    /// Forgets the link and everything learnt through it; the items stay as they are.
+    static func removeLink(in db: Database) throws {
+        try db.execute(sql: "DELETE FROM cloud_link; DELETE FROM cloud_change; DELETE FROM item_sync;")
+    }
+}
+
+extension StoreWriter {
+    public func cloudLink() throws -> CloudLinkState? { try SyncLedger.link(in: db) }
+    public func setCloudLink(_ link: CloudLinkState) throws { try SyncLedger.setLink(link, in: db) }
+    public func removeCloudLink() throws { try SyncLedger.removeLink(in: db) }
+
+    /// A cloud change seen before, as the sync engine encoded it.
+    public func knownChange(_ id: String) throws -> Data? {
+        try Data.fetchOne(db.cachedStatement(sql: "SELECT body FROM cloud_change WHERE id = ?"), arguments: [id])
+    }
+
+    public func rememberChange(_ id: String, of item: ItemID, body: Data) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO cloud_change (id, item_id, body) VALUES (?, ?, ?)")
+            .execute(arguments: [id, item.rawValue, body])
+    }
+
+    /// The cloud change item `id`'s state descends from: what its next change is based on.
+    public func syncedChange(of id: ItemID) throws -> String? {
+        try String.fetchOne(db.cachedStatement(sql: "SELECT change_id FROM item_sync WHERE item_id = ?"),
+                            arguments: [id.rawValue])
+    }
+
+    public func setSyncedChange(_ change: String, of id: ItemID) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO item_sync (item_id, change_id) VALUES (?, ?)")
+            .execute(arguments: [id.rawValue, change])
+    }
+
+    /// Item `id` as stored, live or in the trash (`isTrashed`), with its extended attributes.
+    public func storedItem(id: ItemID) throws -> (record: ItemRecord, isTrashed: Bool, attributes: [String: Data])? {
+        guard let stored = try queries.stored(id: id) else { return nil }
+        return (stored.record, !stored.isLive, try queries.extendedAttributes(id: id))
+    }
+
+    /// `path`, or the first free ` (n)` variant of its file name in the same folder.
+    public func freePath(near path: String) throws -> String { try uniquified(path) }
+}
+
+extension LibraryStore {
+    /// The cloud this library is linked to, if any.
+    public func cloudLink() throws -> CloudLinkState? {
+        try readDatabase { try SyncLedger.link(in: $0) }
+    }
+}

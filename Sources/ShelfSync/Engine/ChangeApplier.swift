@@ -1,0 +1,226 @@
+import Crypto
+import Foundation
+import ShelfMarkdown
+import ShelfModel
+import ShelfStore
+
+/// Applies one change from another device inside the store transaction that records it: the
+/// one place that decides between taking the change, merging it, and keeping a conflict copy.
+///
+/// - A change made on top of what this device has is taken as it is (a fast-forward).
+/// - Two changes made on top of the same state by two devices (both already in the cloud) are
+///   resolved by a deterministic function of the pair, so every device reaches the same
+///   result: an edit beats a delete; contents merge three-way (``ItemMerge``); what cannot
+///   merge leaves the newer content in place and the older one as a conflict copy whose id
+///   and name derive from both changes. The result is recorded as a derived change that no
+///   device pushes, because every device derives it.
+/// - Local edits not pushed yet are rebased onto the incoming state the same way, with the
+///   conflict copy (if any) a new local item that is pushed like any other.
+struct ChangeApplier {
+    let writer: StoreWriter
+    /// This device.
+    let device: DeviceID
+    /// The file bytes stored under a hash in the cloud; nil while they have not arrived.
+    let content: (ContentHash) throws -> Data?
+    /// Stores bytes a merge produced, so later merges can use them as their base.
+    let storeContent: (Data, ContentHash) throws -> Void
+    /// A device's name, for conflict copies.
+    let deviceName: (DeviceID) -> String
+
+    /// A change whose bytes are not in the cloud yet (a file-sync tool still delivering them).
+    struct ContentNotArrived: Error, CustomStringConvertible {
+        let hash: ContentHash
+        var description: String { "waiting for content \(hash.rawValue.prefix(12))… to arrive in the cloud" }
+    }
+
+    func apply(_ change: CloudChange) throws {
+        guard try writer.knownChange(change.id) == nil else { return }
+        try remember(change)
+        let id = change.itemID
+        let local = try ItemState.stored(id, in: writer)
+        let synced = try writer.syncedCloudChange(of: id)
+        var incoming = change
+        if let synced {
+            if try isAncestor(change.id, of: synced) { return }
+            if try !isAncestor(synced.id, of: change) { incoming = try resolveConcurrent(synced, change) }
+        }
+        if let local, local.state.needsPush(since: synced) {
+            try rebase(local: local.state, localContent: local.content, onto: incoming, base: synced)
+        } else {
+            try take(incoming.state, of: id)
+        }
+        try writer.setSyncedChange(incoming.id, of: id)
+    }
+
+    // MARK: Concurrent cloud changes
+
+    private func resolveConcurrent(_ first: CloudChange, _ second: CloudChange) throws -> CloudChange {
+        let (older, newer) = second.isNewer(than: first) ? (first, second) : (second, first)
+        switch (older.operation, newer.operation) {
+        case (.delete, .delete), (.delete, .put): return newer
+        case (.put, .delete): return older
+        case (.put, .put): break
+        }
+        let base = try commonBase(of: older, newer)
+        var state = Self.mergedMetadata(base: base?.state, older: older.state, newer: newer.state)
+        if older.hash != newer.hash {
+            switch try mergedContent(base: base?.state, older: try bytes(of: older.state),
+                                     newer: try bytes(of: newer.state), kind: newer.kind) {
+            case .merged(let bytes):
+                let hash = ContentHash(of: bytes)
+                try storeContent(bytes, hash)
+                state.hash = hash
+                state.size = bytes.count
+            case .conflict:
+                state.hash = newer.hash
+                state.size = newer.size
+                try keepDerivedConflictCopy(of: older, against: newer)
+            }
+        }
+        if state.matches(newer.state) { return newer }
+        if state.matches(older.state) { return older }
+        let derived = CloudChange(id: older.id + "~" + newer.id, item: newer.itemID, base: newer.id,
+                                  mergedFrom: older.id, device: newer.device, time: newer.time, state: state,
+                                  title: newer.title)
+        try remember(derived)
+        return derived
+    }
+
+    /// The change both were made on top of, when they share one this device knows.
+    private func commonBase(of first: CloudChange, _ second: CloudChange) throws -> CloudChange? {
+        guard let base = first.base, base == second.base else {
+            return try first.base.flatMap(known)
+        }
+        return try known(base)
+    }
+
+    /// The losing side of an unmergeable pair, as the conflict copy every device makes alike:
+    /// its id derives from both changes, so no device makes a second one.
+    private func keepDerivedConflictCopy(of older: CloudChange, against newer: CloudChange) throws {
+        let copyID = Self.derivedItemID(older.id + "|" + newer.id)
+        guard try writer.storedItem(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
+        let copy = try writer.saveConflictCopy(try bytes(of: older.state), id: copyID, kind: kind,
+                                               beside: newer.path, time: older.time,
+                                               device: deviceName(older.device))
+        guard let stored = try ItemState.stored(copy.item.id, in: writer) else { return }
+        let change = CloudChange(id: "copy:" + older.id + "|" + newer.id, item: copyID, base: nil,
+                                 device: older.device, time: older.time, state: stored.state, title: stored.title)
+        try remember(change)
+        try writer.setSyncedChange(change.id, of: copyID)
+    }
+
+    // MARK: Local edits
+
+    /// Puts local edits not pushed yet on top of `remote`; the result stays a local change,
+    /// pushed next with `remote` as its base.
+    private func rebase(local: ItemState, localContent: Data, onto remote: CloudChange, base: CloudChange?) throws {
+        let id = remote.itemID
+        switch (local.operation, remote.operation) {
+        case (.delete, .put): try take(remote.state, of: id)  // an edit beats a delete
+        case (.put, .delete), (.delete, .delete): return       // the local edit stays, and is pushed
+        case (.put, .put):
+            var target = Self.mergedMetadata(base: base?.state, older: remote.state, newer: local)
+            var targetBytes = localContent
+            if local.hash != remote.hash && local.hash == base?.hash {
+                targetBytes = try bytes(of: remote.state)
+            } else if local.hash != remote.hash && remote.hash != base?.hash {
+                let remoteBytes = try bytes(of: remote.state)
+                let localIsNewer = local.modified > remote.time
+                let (older, newer) = localIsNewer ? (remoteBytes, localContent) : (localContent, remoteBytes)
+                switch try mergedContent(base: base?.state, older: older, newer: newer, kind: remote.kind) {
+                case .merged(let bytes):
+                    targetBytes = bytes
+                case .conflict:
+                    guard let kind = ItemKind(rawValue: remote.kind) else { return }
+                    targetBytes = newer
+                    _ = try writer.saveConflictCopy(older, kind: kind, beside: local.path,
+                                                    time: localIsNewer ? remote.time : local.modified,
+                                                    device: deviceName(localIsNewer ? remote.device : device))
+                }
+            }
+            target.hash = ContentHash(of: targetBytes)
+            target.size = targetBytes.count
+            try take(target, of: id, bytes: targetBytes)
+        }
+    }
+
+    // MARK: Taking a state
+
+    /// Makes the item `id` what `state` says: trashed, or live at its path (numbered if
+    /// another item holds it) with its bytes, times, mode and attributes.
+    private func take(_ state: ItemState, of id: ItemID, bytes given: Data? = nil) throws {
+        let current = try ItemState.stored(id, in: writer)
+        if state.operation == .delete {
+            if current?.state.operation == .put { try writer.trash(id: id) }
+            return
+        }
+        guard let kind = ItemKind(rawValue: state.kind) else { return }
+        let isLive = current?.state.operation == .put
+        var path = state.path
+        if !isLive || current?.state.path != path {
+            if let holder = try writer.record(atPath: path), holder.item.id != id {
+                path = try writer.freePath(near: path)
+            }
+        }
+        if isLive, current?.state.path != path { _ = try writer.move(id: id, to: path) }
+        if !isLive || current?.state.hash != state.hash {
+            let bytes = try given ?? bytes(of: state)
+            _ = try writer.saveFile(bytes, of: id, kind: kind, at: path, basedOn: nil, modified: state.modified)
+        }
+        try writer.replaceExtendedAttributes(id: id, with: state.attributes)
+        _ = try writer.setFileTimes(id: id, modified: state.modified, permissions: state.permissions)
+    }
+
+    // MARK: Building blocks
+
+    /// Per field, the side that changed it from the base wins; where both did, `newer`.
+    private static func mergedMetadata(base: ItemState?, older: ItemState, newer: ItemState) -> ItemState {
+        func pick<T: Equatable>(_ field: KeyPath<ItemState, T>) -> T {
+            if let base, newer[keyPath: field] == base[keyPath: field] { return older[keyPath: field] }
+            return newer[keyPath: field]
+        }
+        var state = newer
+        state.path = pick(\.path)
+        state.modified = pick(\.modified)
+        state.permissions = pick(\.permissions)
+        state.attributes = pick(\.attributes)
+        return state
+    }
+
+    /// Without a base this device can read, nothing merges.
+    private func mergedContent(base: ItemState?, older: Data, newer: Data, kind: String) throws -> ItemMerge.Result {
+        guard let base, let kind = ItemKind(rawValue: kind), let baseBytes = try content(base.hash) else {
+            return .conflict
+        }
+        return ItemMerge.merge(base: baseBytes, older: older, newer: newer, kind: kind)
+    }
+
+    private func bytes(of state: ItemState) throws -> Data {
+        guard let bytes = try content(state.hash) else { throw ContentNotArrived(hash: state.hash) }
+        return bytes
+    }
+
+    private func remember(_ change: CloudChange) throws { try writer.remember(change) }
+    private func known(_ id: ChangeID) throws -> CloudChange? { try writer.cloudChange(id) }
+
+    /// Whether `ancestor` is among the changes `change` was made on top of, through the
+    /// changes this device knows.
+    private func isAncestor(_ ancestor: ChangeID, of change: CloudChange) throws -> Bool {
+        var pending = [change.base, change.mergedFrom].compactMap { $0 }
+        var seen = Set<ChangeID>()
+        while let next = pending.popLast() {
+            if next == ancestor { return true }
+            guard seen.insert(next).inserted, let parent = try known(next) else { continue }
+            pending += [parent.base, parent.mergedFrom].compactMap { $0 }
+        }
+        return false
+    }
+
+    /// An item id every device derives alike from `seed` (UUID-shaped, from its SHA-256).
+    static func derivedItemID(_ seed: String) -> ItemID {
+        let hex = SHA256.hash(data: Data(seed.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4),
+                     hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
+        return ItemID(rawValue: parts.joined(separator: "-"))
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import ShelfModel
+import ShelfStore
+
+/// One device's copy of an item in the terms a change carries: whether it exists, where, its
+/// bytes by hash and its file metadata. Two states that match need no sync between them.
+struct ItemState: Hashable, Sendable {
+    var operation: CloudChange.Operation
+    var kind: String
+    var path: String
+    var hash: ContentHash
+    var size: Int
+    var modified: Date
+    var permissions: UInt32
+    var attributes: [String: Data]
+
+    /// Deleted copies match whatever they held when deleted. Times match within a
+    /// microsecond: they pass through the store's and JSON's seconds, which may round.
+    func matches(_ other: ItemState?) -> Bool {
+        guard let other else { return false }
+        if operation == .delete && other.operation == .delete { return true }
+        var sameTime = other
+        if abs(modified.timeIntervalSince(other.modified)) < 1e-6 { sameTime.modified = modified }
+        return self == sameTime
+    }
+
+    /// Whether this device's copy changed since the state it last agreed with the cloud on: a
+    /// live item that was never synced is new here; a trashed one is nothing to tell.
+    func needsPush(since synced: CloudChange?) -> Bool {
+        guard let synced else { return operation == .put }
+        return !matches(synced.state)
+    }
+
+    /// The state of item `id` in the store, with its bytes; nil when the store does not hold it
+    /// (never had it, or its trash was emptied).
+    static func stored(_ id: ItemID, in writer: StoreWriter) throws -> (state: ItemState, title: String, content: Data)? {
+        guard let stored = try writer.storedItem(id: id) else { return nil }
+        let record = stored.record
+        let state = ItemState(operation: stored.isTrashed ? .delete : .put, kind: record.item.kind.rawValue,
+                              path: record.path, hash: ContentHash(of: record.content),
+                              size: record.content.count, modified: record.modified,
+                              permissions: record.permissions, attributes: stored.attributes)
+        return (state, record.item.title, record.content)
+    }
+}
+
+extension CloudChange {
+    var state: ItemState {
+        ItemState(operation: operation, kind: kind, path: path, hash: hash, size: size,
+                  modified: modified, permissions: permissions, attributes: attributes)
+    }
+
+    var itemID: ItemID { ItemID(rawValue: item) }
+
+    init(id: ChangeID, item: ItemID, base: ChangeID?, mergedFrom: ChangeID? = nil, device: DeviceID, time: Date,
+         state: ItemState, title: String) {
+        self.init(id: id, item: item.rawValue, base: base, device: device, time: time, operation: state.operation,
+                  kind: state.kind, path: state.path, title: title, hash: state.hash, size: state.size,
+                  modified: state.modified, permissions: state.permissions, attributes: state.attributes,
+                  mergedFrom: mergedFrom)
+    }
+
+    /// Newest first where edits cannot merge: by time, then by device id, so every device
+    /// orders the same two changes the same way.
+    func isNewer(than other: CloudChange) -> Bool {
+        (time, device, id) > (other.time, other.device, other.id)
+    }
+}
+
+extension StoreWriter {
+    /// A cloud change this device has seen (or derived), from the sync ledger.
+    func cloudChange(_ id: ChangeID) throws -> CloudChange? {
+        try knownChange(id).map { try CloudCoding.decoder.decode(CloudChange.self, from: $0) }
+    }
+
+    func remember(_ change: CloudChange) throws {
+        try rememberChange(change.id, of: change.itemID, body: try CloudCoding.encoder.encode(change))
+    }
+
+    /// The cloud change item `id`'s state descends from.
+    func syncedCloudChange(of id: ItemID) throws -> CloudChange? {
+        try syncedChange(of: id).flatMap(cloudChange)
+    }
+}

@@ -1,0 +1,260 @@
+import Foundation
+import Glibc
+import Logging
+import ShelfModel
+import ShelfStore
+import Synchronization
+
+/// Keeps one library and its cloud in step: pulls other devices' changes (from the cursor on,
+/// each batch in one store transaction with the cursor), then pushes this device's (the
+/// library's change feed past the pushed position is the durable outbox).
+///
+/// One round runs at a time per library, whichever process starts it (the mount, `shelf
+/// sync`): a lock file in the library serialises them, and the kernel drops it if a process
+/// dies. Every round first checks that the cloud is the one this library linked to, so a
+/// missing, emptied or replaced cloud folder stops sync with an error and never reads as
+/// deletions.
+public final class SyncEngine: Sendable {
+    public let store: LibraryStore
+    public let cloud: any CloudBackend
+    private let logger: Logger
+    private let deviceNames = Mutex<[DeviceID: String]>([:])
+
+    /// Changes read from the cloud per round trip.
+    private static let pullLimit = 1000
+    /// Items pushed per batch.
+    private static let pushLimit = 1000
+
+    public init(store: LibraryStore, cloud: any CloudBackend, logger: Logger = Logger(label: "shelf.sync")) {
+        self.store = store
+        self.cloud = cloud
+        self.logger = logger
+    }
+
+    /// What one round did.
+    public struct Report: Equatable, Sendable {
+        public var pulled = 0
+        public var pushed = 0
+    }
+
+    // MARK: Linking
+
+    /// Links `store` to the cloud at `cloud`: creates one in a new or empty place, or joins the
+    /// one there. Nothing moves until the first sync, which brings the cloud's items here and
+    /// uploads this library's.
+    @discardableResult
+    public static func link(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String) throws -> CloudLinkState {
+        if let link = try store.cloudLink() { throw SyncError.alreadyLinked(location: link.location) }
+        let identity: CloudIdentity
+        do {
+            identity = try cloud.identity()
+        } catch CloudError.missing, CloudError.empty {
+            identity = CloudIdentity()
+            try cloud.create(identity)
+        }
+        let device = DeviceRecord(id: UUID().uuidString.lowercased(), name: deviceName)
+        try cloud.register(device)
+        let link = CloudLinkState(location: cloud.location, cloud: identity.cloud, device: device.id,
+                                  deviceName: deviceName, cursor: try CloudCoding.encoder.encode(CloudCursor()),
+                                  nextBatch: 1, pushedSequence: 0, linked: Date())
+        try store.write { try $0.setCloudLink(link) }
+        return link
+    }
+
+    /// Forgets the link; the library keeps every item as it is.
+    public static func unlink(_ store: LibraryStore) throws {
+        guard try store.cloudLink() != nil else { throw SyncError.notLinked }
+        try store.write { try $0.removeCloudLink() }
+    }
+
+    // MARK: Rounds
+
+    /// Pulls, then pushes; records the outcome (last sync, offline since, error) in the link.
+    @discardableResult
+    public func sync() throws -> Report {
+        try withRoundLock {
+            do {
+                try checkIdentity()
+                let report = Report(pulled: try pull(), pushed: try push())
+                try record { $0.lastSync = Date(); $0.offlineSince = nil; $0.error = nil }
+                return report
+            } catch {
+                let isOffline = error is CloudError
+                try? record { link in
+                    link.error = "\(error)"
+                    if isOffline, link.offlineSince == nil { link.offlineSince = Date() }
+                }
+                throw error
+            }
+        }
+    }
+
+    private func checkIdentity() throws {
+        let link = try requireLink()
+        let identity = try cloud.identity()
+        guard identity.cloud == link.cloud else {
+            throw CloudError.differentCloud(location: cloud.location, expected: link.cloud, found: identity.cloud)
+        }
+    }
+
+    /// Applies every batch of other devices past the cursor; returns how many changes.
+    private func pull() throws -> Int {
+        let device = try requireLink().device
+        var cursor = try CloudCoding.decoder.decode(CloudCursor.self, from: try requireLink().cursor)
+        var applied = 0
+        while true {
+            let (batches, _) = try cloud.batches(after: cursor, limit: Self.pullLimit)
+            guard !batches.isEmpty else { return applied }
+            for batch in batches {
+                cursor[batch.device] = batch.number
+                let encodedCursor = try CloudCoding.encoder.encode(cursor)
+                try store.write { writer in
+                    if batch.device != device {
+                        let applier = ChangeApplier(writer: writer, device: device, content: cloud.content,
+                                                    storeContent: { try self.cloud.putContent($0, hash: $1) },
+                                                    deviceName: deviceName)
+                        for change in batch.changes { try applier.apply(change) }
+                    }
+                    guard var link = try writer.cloudLink() else { throw SyncError.notLinked }
+                    link.cursor = encodedCursor
+                    try writer.setCloudLink(link)
+                }
+                if batch.device != device { applied += batch.changes.count }
+            }
+        }
+    }
+
+    /// Uploads every item that changed here since it last agreed with the cloud; returns how
+    /// many. A batch written before a crash kept its number from being recorded is adopted.
+    private func push() throws -> Int {
+        try adoptLeftoverBatch()
+        var pushed = 0
+        while true {
+            let link = try requireLink()
+            let feed = try store.changes(after: link.pushedSequence, limit: Self.pushLimit)
+            guard let last = feed.last else { return pushed }
+            var times: [ItemID: Date] = [:]
+            for change in feed { times[change.id] = change.time ?? Date() }
+            var ids: [ItemID] = []
+            for change in feed where !ids.contains(change.id) { ids.append(change.id) }
+            let number = link.nextBatch
+            let outgoing = try store.write { writer in
+                try ids.compactMap { id -> (change: CloudChange, content: Data?)? in
+                    guard let local = try ItemState.stored(id, in: writer) else { return nil }
+                    let synced = try writer.syncedCloudChange(of: id)
+                    guard local.state.needsPush(since: synced) else { return nil }
+                    let change = CloudChange(id: "\(link.device)-\(number)-\(ids.firstIndex(of: id)!)", item: id,
+                                             base: synced?.id, device: link.device, time: times[id] ?? Date(),
+                                             state: local.state, title: local.title)
+                    return (change, local.state.operation == .put ? local.content : nil)
+                }
+            }
+            if !outgoing.isEmpty {
+                for (change, content) in outgoing {
+                    if let content { try cloud.putContent(content, hash: change.hash) }
+                }
+                try cloud.append(ChangeBatch(device: link.device, number: number, changes: outgoing.map(\.change)))
+            }
+            try store.write { writer in
+                for (change, _) in outgoing {
+                    try writer.remember(change)
+                    try writer.setSyncedChange(change.id, of: change.itemID)
+                }
+                guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
+                if !outgoing.isEmpty { current.nextBatch = number + 1 }
+                current.pushedSequence = last.sequence
+                try writer.setCloudLink(current)
+            }
+            pushed += outgoing.count
+        }
+    }
+
+    /// A batch stored under this device's next number was pushed by a round that ended before
+    /// it could record so: its changes are what this device told the cloud.
+    private func adoptLeftoverBatch() throws {
+        let link = try requireLink()
+        guard let leftover = try cloud.batch(of: link.device, number: link.nextBatch) else { return }
+        try store.write { writer in
+            for change in leftover.changes {
+                try writer.remember(change)
+                try writer.setSyncedChange(change.id, of: change.itemID)
+            }
+            guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
+            current.nextBatch = leftover.number + 1
+            try writer.setCloudLink(current)
+        }
+        logger.notice("adopted batch \(leftover.number) that an interrupted push had stored")
+    }
+
+    // MARK: Status
+
+    /// Items changed here that the cloud has not heard of yet.
+    public func pendingUploads() throws -> Int {
+        guard let link = try store.cloudLink() else { return 0 }
+        var ids = Set<ItemID>()
+        var after = link.pushedSequence
+        while true {
+            let feed = try store.changes(after: after, limit: 10_000)
+            guard let last = feed.last else { break }
+            ids.formUnion(feed.map(\.id))
+            after = last.sequence
+        }
+        return try store.write { writer in
+            try ids.filter { id in
+                guard let local = try ItemState.stored(id, in: writer) else { return false }
+                return local.state.needsPush(since: try writer.syncedCloudChange(of: id))
+            }.count
+        }
+    }
+
+    // MARK: Building blocks
+
+    private func requireLink() throws -> CloudLinkState {
+        guard let link = try store.cloudLink() else { throw SyncError.notLinked }
+        return link
+    }
+
+    private func record(_ update: (inout CloudLinkState) -> Void) throws {
+        try store.write { writer in
+            guard var link = try writer.cloudLink() else { return }
+            update(&link)
+            try writer.setCloudLink(link)
+        }
+    }
+
+    private func deviceName(_ id: DeviceID) -> String {
+        if let name = deviceNames.withLock({ $0[id] }) { return name }
+        let devices = (try? cloud.devices()) ?? []
+        deviceNames.withLock { names in
+            for device in devices { names[device.id] = device.name }
+        }
+        return deviceNames.withLock { $0[id] } ?? String(id.prefix(8))
+    }
+
+    /// Runs `body` holding the library's sync lock (an `flock` on `sync.lock`, waited for).
+    private func withRoundLock<T>(_ body: () throws -> T) throws -> T {
+        let path = store.folder.appendingPathComponent("sync.lock").path
+        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw SystemCallError("open \(path)") }
+        defer { close(descriptor) }
+        while flock(descriptor, LOCK_EX) != 0 {
+            guard errno == EINTR else { throw SystemCallError("lock \(path)") }
+        }
+        return try body()
+    }
+}
+
+/// What linking and syncing refuse, each with the fix.
+public enum SyncError: Error, Equatable, CustomStringConvertible {
+    case notLinked
+    case alreadyLinked(location: String)
+
+    public var description: String {
+        switch self {
+        case .notLinked:
+            "this library is not linked to a cloud; link it with `shelf cloud link DIR`."
+        case .alreadyLinked(let location):
+            "this library is already linked to the cloud at \(location); `shelf cloud unlink` first to link another."
+        }
+    }
+}

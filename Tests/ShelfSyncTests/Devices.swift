@@ -1,0 +1,104 @@
+import Foundation
+import ShelfModel
+import ShelfStore
+import TestSupport
+@testable import ShelfSync
+
+/// Libraries ("devices") sharing one folder cloud, all in one temporary folder.
+///
+/// `delayed`: each device has its own copy of the cloud folder, and files reach the other
+/// copies only when the test calls ``deliver()`` — a file-sync tool such as Syncthing, which
+/// lets two devices push before either sees the other's change.
+final class Devices {
+    let folder: TemporaryFolder
+    private let delayed: Bool
+
+    init(delayed: Bool = false) throws {
+        folder = try TemporaryFolder()
+        self.delayed = delayed
+    }
+
+    /// The cloud folder `name` sees.
+    func cloud(for name: String) -> FolderCloud {
+        FolderCloud(folder: folder.child(delayed ? "cloud-" + name : "cloud"))
+    }
+
+    /// A new library linked to the cloud under `name`.
+    func device(_ name: String) throws -> Device {
+        let store = try LibraryStore.create(at: folder.child(name))
+        try deliver()
+        try SyncEngine.link(store, to: cloud(for: name), deviceName: name)
+        try deliver()
+        return Device(store: store, engine: SyncEngine(store: store, cloud: cloud(for: name)))
+    }
+
+    /// Copies every file of every cloud folder into every other that lacks it, as a file-sync
+    /// tool would (each file whole, under its name).
+    func deliver() throws {
+        guard delayed else { return }
+        let manager = FileManager.default
+        let clouds = try manager.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("cloud-") }
+        var files: [String: URL] = [:]
+        for cloud in clouds {
+            let root = folder.child(cloud)
+            for path in manager.subpaths(atPath: root.path) ?? [] where !path.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
+                var isFolder: ObjCBool = false
+                if manager.fileExists(atPath: root.appendingPathComponent(path).path, isDirectory: &isFolder), !isFolder.boolValue {
+                    files[path] = root.appendingPathComponent(path)
+                }
+            }
+        }
+        for cloud in clouds {
+            for (path, source) in files {
+                let target = folder.child(cloud).appendingPathComponent(path)
+                guard !manager.fileExists(atPath: target.path) else { continue }
+                try manager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
+                try manager.copyItem(at: source, to: target)
+            }
+        }
+    }
+
+    /// Delivers and syncs every device until a whole round moves nothing.
+    func settle(_ devices: Device...) throws {
+        for _ in 0..<6 {
+            var moved = 0
+            for device in devices {
+                try deliver()
+                let report = try device.sync()
+                moved += report.pulled + report.pushed
+            }
+            if moved == 0 { return }
+        }
+    }
+}
+
+/// One library and its sync engine, with the file operations a test needs.
+struct Device {
+    let store: LibraryStore
+    let engine: SyncEngine
+
+    /// Saves `text` as the whole file at `path` (a new item if none is there), as a save
+    /// through the mount would; returns the item's id.
+    @discardableResult
+    func write(_ path: String, _ text: String, modified: Date = Date()) throws -> ItemID {
+        let kind: ItemKind = path.hasPrefix("Books/") ? .book : .note
+        return try store.write { writer in
+            let id = try writer.record(atPath: path)?.item.id ?? .generate()
+            return try writer.saveFile(Data(text.utf8), of: id, kind: kind, at: path, basedOn: nil, modified: modified).item.id
+        }
+    }
+
+    func text(_ path: String) throws -> String? {
+        try store.record(atPath: path).map(\.text)
+    }
+
+    /// Every live file, by path: what an export writes.
+    func files() throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        try store.forEachFile { files[$0] = $1 }
+        return files
+    }
+
+    @discardableResult
+    func sync() throws -> SyncEngine.Report { try engine.sync() }
+}

@@ -1,0 +1,240 @@
+import Foundation
+import ShelfModel
+import ShelfStore
+import Testing
+import TestSupport
+@testable import ShelfSync
+
+@Suite struct SyncEngineTests {
+    @Test func anItemMadeOnOneDeviceArrivesOnTheOtherByteForByte() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let bytes = "no frontmatter at all\r\nCRLF and a BOM-less é\n"
+        let id = try a.write("Notes/Plain.md", bytes)
+        try a.store.write { writer in
+            _ = try writer.setFileTimes(id: id, modified: Date(timeIntervalSince1970: 1_000_000_000.25), permissions: 0o600)
+            try writer.setExtendedAttribute(id: id, name: "user.xdg.tags", value: Data("red".utf8))
+        }
+        #expect(try a.sync().pushed == 1)
+        #expect(try b.sync().pulled == 1)
+
+        let record = try #require(try b.store.record(id: id))
+        #expect(record.path == "Notes/Plain.md")
+        #expect(record.text == bytes)
+        #expect(record.modified == Date(timeIntervalSince1970: 1_000_000_000.25))
+        #expect(record.permissions == 0o600)
+        #expect(try b.store.extendedAttributes(id: id) == ["user.xdg.tags": Data("red".utf8)])
+        // Nothing echoes back.
+        #expect(try b.sync() == SyncEngine.Report())
+        #expect(try a.sync() == SyncEngine.Report())
+    }
+
+    @Test func editsRenamesDeletesAndRestoresTravelBothWays() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let id = try a.write("Books/Dune.md", "---\ntitle: Dune\n---\n# Dune\n")
+        try devices.settle(a, b)
+
+        _ = try b.write("Books/Dune.md", "---\ntitle: Dune\nauthor: Frank Herbert\n---\n# Dune\n")
+        try devices.settle(b, a)
+        #expect(try a.text("Books/Dune.md") == "---\ntitle: Dune\nauthor: Frank Herbert\n---\n# Dune\n")
+
+        _ = try a.store.move(id: id, to: "Books/Dune (1965).md")
+        try devices.settle(a, b)
+        #expect(try b.store.record(id: id)?.path == "Books/Dune (1965).md")
+        #expect(try b.text("Books/Dune.md") == nil)
+
+        try b.store.trash(id: id)
+        try devices.settle(b, a)
+        #expect(try a.store.record(id: id) == nil)
+        #expect(try a.store.trashedItems().map(\.id) == [id])
+
+        _ = try a.store.restore(id: id)
+        try devices.settle(a, b)
+        #expect(try b.store.record(id: id)?.path == "Books/Dune (1965).md")
+        #expect(try a.files() == b.files())
+    }
+
+    @Test func invalidFilesTravelAsDrafts() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let broken = "---\ntitle: [unclosed\n---\nbody\n"
+        let id = try a.write("Notes/Broken.md", broken)
+        try devices.settle(a, b)
+        let record = try #require(try b.store.record(id: id))
+        #expect(record.text == broken)
+        #expect(record.draftDiagnostics != nil)
+    }
+
+    @Test func editsOfTheSameLineKeepTheNewestAndOneConflictCopyOnBothDevices() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let id = try a.write("Notes/Plan.md", "one\ntwo\n")
+        try devices.settle(a, b)
+
+        let now = Date()
+        _ = try a.write("Notes/Plan.md", "one\nTWO from a\n", modified: now)
+        _ = try b.write("Notes/Plan.md", "one\nTWO from b\n", modified: now.addingTimeInterval(5))
+        // Both push before either pulls: two concurrent changes in the cloud.
+        #expect(try a.sync().pushed == 1)
+        #expect(try b.engine.sync().pulled == 1)
+        try devices.settle(a, b)
+
+        for device in [a, b] {
+            let files = try device.files()
+            #expect(files.count == 2)
+            #expect(try device.store.record(id: id)?.text == "one\nTWO from b\n")
+            let copies = files.filter { $0.key.contains("(conflict ") }
+            #expect(copies.count == 1)
+            #expect(copies.values.first == Data("one\nTWO from a\n".utf8))
+        }
+        #expect(try a.files() == b.files())
+    }
+
+    @Test func concurrentEditsPushedBeforeEitherPulledReachTheSameResultEverywhere() throws {
+        let devices = try Devices(delayed: true)
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let c = try devices.device("c")
+        let id = try a.write("Notes/Plan.md", "one\ntwo\n")
+        try devices.settle(a, b, c)
+
+        let now = Date()
+        _ = try a.write("Notes/Plan.md", "one\nfrom a\n", modified: now.addingTimeInterval(5))
+        _ = try b.write("Notes/Plan.md", "one\nfrom b\n", modified: now)
+        // Each pushes into its own copy of the cloud: two concurrent changes, neither seen.
+        #expect(try a.sync().pushed == 1)
+        #expect(try b.sync().pushed == 1)
+        try devices.settle(c, b, a)
+
+        #expect(try a.files() == b.files())
+        #expect(try b.files() == c.files())
+        // b's edit was made last: it wins, and a's is kept beside it, once.
+        #expect(try c.store.record(id: id)?.text == "one\nfrom b\n")
+        let copies = try c.files().filter { $0.key.contains("(conflict ") }
+        #expect(copies.count == 1)
+        #expect(copies.values.first == Data("one\nfrom a\n".utf8))
+    }
+
+    @Test func anEditBeatsAConcurrentDelete() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let id = try a.write("Notes/Keep.md", "first\n")
+        try devices.settle(a, b)
+
+        try a.store.trash(id: id)
+        _ = try b.write("Notes/Keep.md", "edited\n")
+        try a.sync()
+        try devices.settle(b, a)
+        #expect(try a.store.record(id: id)?.text == "edited\n")
+        #expect(try b.store.record(id: id)?.text == "edited\n")
+    }
+}
+
+@Suite struct CloudIdentityTests {
+    @Test func aCloudIsCreatedOnlyInANewOrEmptyFolder() throws {
+        let folder = try TemporaryFolder()
+        let store = try LibraryStore.create(at: folder.child("library"))
+        let occupied = folder.child("occupied")
+        try FileManager.default.createDirectory(at: occupied, withIntermediateDirectories: true)
+        try Data("mine".utf8).write(to: occupied.appendingPathComponent("taxes.pdf"))
+        #expect(throws: CloudError.notACloud(location: occupied.path)) {
+            try SyncEngine.link(store, to: FolderCloud(folder: occupied), deviceName: "a")
+        }
+        #expect(try store.cloudLink() == nil)
+
+        // What sync tools and systems leave behind does not count.
+        let fresh = folder.child("fresh")
+        try FileManager.default.createDirectory(at: fresh.appendingPathComponent(".stfolder"), withIntermediateDirectories: true)
+        try Data().write(to: fresh.appendingPathComponent("desktop.ini"))
+        try SyncEngine.link(store, to: FolderCloud(folder: fresh), deviceName: "a")
+        #expect(try FolderCloud(folder: fresh).identity().format == CloudIdentity.currentFormat)
+        #expect(throws: SyncError.alreadyLinked(location: fresh.path)) {
+            try SyncEngine.link(store, to: FolderCloud(folder: fresh), deviceName: "a")
+        }
+    }
+
+    @Test func aMissingEmptiedOrReplacedCloudStopsSyncAndDeletesNothing() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let id = try a.write("Notes/Keep.md", "keep\n")
+        try a.sync()
+        let cloudFolder = devices.cloud(for: "a").folder
+        let away = devices.folder.child("away")
+        try FileManager.default.moveItem(at: cloudFolder, to: away)
+
+        #expect(throws: CloudError.missing(location: cloudFolder.path)) { try a.sync() }
+        _ = try a.write("Notes/Keep.md", "edited while offline\n")
+        let link = try #require(try a.store.cloudLink())
+        #expect(link.offlineSince != nil)
+        #expect(link.error?.contains("not there") == true)
+        #expect(try a.engine.pendingUploads() == 1)
+
+        try FileManager.default.createDirectory(at: cloudFolder, withIntermediateDirectories: true)
+        #expect(throws: CloudError.empty(location: cloudFolder.path)) { try a.sync() }
+
+        let other = try Devices()
+        _ = try other.device("x")
+        try FileManager.default.removeItem(at: cloudFolder)
+        try FileManager.default.copyItem(at: other.cloud(for: "x").folder, to: cloudFolder)
+        #expect(throws: CloudError.self) { try a.sync() }
+        #expect(try a.store.record(id: id)?.text == "edited while offline\n")
+
+        try FileManager.default.removeItem(at: cloudFolder)
+        try FileManager.default.moveItem(at: away, to: cloudFolder)
+        #expect(try a.sync().pushed == 1)
+        #expect(try a.store.cloudLink()?.offlineSince == nil)
+        #expect(try a.engine.pendingUploads() == 0)
+        let b = try devices.device("b")
+        try b.sync()
+        #expect(try b.store.record(id: id)?.text == "edited while offline\n")
+    }
+
+    @Test func foreignFilesInTheCloudAreIgnored() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        _ = try a.write("Notes/One.md", "one\n")
+        try a.sync()
+        let root = devices.cloud(for: "a").folder
+        let log = try #require(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("log").path).first)
+        let logFolder = root.appendingPathComponent("log").appendingPathComponent(log)
+        for name in ["desktop.ini", ".DS_Store", "000000000001 (conflicted copy).json",
+                     "000000000001.sync-conflict-20261124-101500-ABCDEFG.json", "000000000009.json.tmp"] {
+            try Data("not shelf's".utf8).write(to: logFolder.appendingPathComponent(name))
+        }
+        try Data("x".utf8).write(to: root.appendingPathComponent("desktop.ini"))
+        try FileManager.default.createDirectory(at: root.appendingPathComponent("log/.stversions"), withIntermediateDirectories: true)
+        #expect(try b.sync().pulled == 1)
+        #expect(try b.files() == a.files())
+    }
+
+    @Test func aBatchStoredByAPushThatDiedIsAdoptedNotRepeated() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let id = try a.write("Notes/One.md", "one\n")
+        let link = try #require(try a.store.cloudLink())
+        // The push stored batch 1 and died before the library recorded it.
+        let stored = try #require(try a.store.record(id: id))
+        let change = CloudChange(id: "\(link.device)-1-0", item: id.rawValue, base: nil, device: link.device, time: Date(),
+                                 operation: .put, kind: "note", path: stored.path, title: stored.item.title,
+                                 hash: ContentHash(of: stored.content), size: stored.content.count,
+                                 modified: stored.modified, permissions: stored.permissions, attributes: [:])
+        try devices.cloud(for: "a").putContent(stored.content, hash: change.hash)
+        try devices.cloud(for: "a").append(ChangeBatch(device: link.device, number: 1, changes: [change]))
+
+        #expect(try a.sync().pushed == 0)
+        #expect(try a.store.cloudLink()?.nextBatch == 2)
+        try b.sync()
+        #expect(try b.files() == a.files())
+        let batches = try FileManager.default.contentsOfDirectory(
+            atPath: devices.cloud(for: "a").folder.appendingPathComponent("log/\(link.device)").path)
+        #expect(batches == ["000000000001.json"])
+    }
+}
