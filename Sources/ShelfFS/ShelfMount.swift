@@ -1,6 +1,8 @@
 import Foundation
 import FuseKit
+import Logging
 import ShelfStore
+import ShelfSync
 
 /// A library mounted as a folder of Markdown files: what `shelf mount` runs.
 ///
@@ -14,16 +16,22 @@ public final class ShelfMount: Sendable {
         public var allowOther: Bool
         /// libfuse's request trace on stderr.
         public var debug: Bool
+        /// Seconds between sync rounds of a library linked to a cloud.
+        public var syncInterval: TimeInterval
 
-        public init(allowOther: Bool = false, debug: Bool = false) {
+        public init(allowOther: Bool = false, debug: Bool = false, syncInterval: TimeInterval = 0.5) {
             self.allowOther = allowOther
             self.debug = debug
+            self.syncInterval = syncInterval
         }
     }
 
     public let mountpoint: String
     private let operations: ShelfFuseOperations
     private let session: FuseSession
+    /// Syncs a library linked to a cloud while it is mounted; changes it brings reach the
+    /// mount through the store's change feed like any other process's.
+    private let syncRunner: SyncRunner?
 
     /// Loads the library and mounts it. Throws `StoreError` when the library cannot be read and
     /// `FuseSessionError` (one line: missing or non-empty mountpoint, already mounted, no
@@ -35,6 +43,10 @@ public final class ShelfMount: Sendable {
                                   options: ShelfFuseOperations.mountOptions(filesystemName: "shelf:" + store.folder.path,
                                                                             allowOther: options.allowOther,
                                                                             debug: options.debug))
+        syncRunner = try store.cloudLink().map { link in
+            SyncRunner(engine: SyncEngine(store: store, cloud: try CloudLocation.backend(link.location)),
+                       interval: options.syncInterval, logger: Logger(label: "shelf.sync"))
+        }
         try session.mount(at: mountpoint)
         operations.attach(to: session)
     }
@@ -42,6 +54,8 @@ public final class ShelfMount: Sendable {
     /// Serves the mount until it is unmounted (`fusermount3 -u`, SIGINT, SIGTERM); pending saves
     /// are committed before it returns.
     public func run() throws {
+        syncRunner?.start()
+        defer { syncRunner?.stop() }
         try session.run(handlingSignals: true)
     }
 }

@@ -29,13 +29,17 @@ struct MountCommand: ParsableCommand {
     @Flag(help: "Log every FUSE request (libfuse's trace) to the log.")
     var debug = false
 
+    @Option(help: ArgumentHelp("Seconds between sync rounds when the library is linked to a cloud.", valueName: "SECONDS"))
+    var pollInterval: Double = 0.5
+
     func run() throws {
         let store = try library.open()
         let path = URL(fileURLWithPath: mountpoint).standardizedFileURL.path
         if foreground {
             LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
             let mount = try ShelfMount(store: store, mountpoint: path,
-                                       options: ShelfMount.Options(allowOther: allowOther, debug: debug))
+                                       options: ShelfMount.Options(allowOther: allowOther, debug: debug,
+                                                                   syncInterval: pollInterval))
             try mount.run()
         } else {
             try mountInBackground(store: store, mountpoint: path)
@@ -59,6 +63,7 @@ struct MountCommand: ParsableCommand {
         var arguments = ["mount", "--foreground", "--library", store.folder.path, path]
         if allowOther { arguments.append("--allow-other") }
         if debug { arguments.append("--debug") }
+        arguments += ["--poll-interval", String(pollInterval)]
         let daemon = try Daemon.spawn(executable: Daemon.currentExecutable, arguments: arguments, log: log)
 
         let deadline = ContinuousClock.now + .seconds(30)

@@ -3,6 +3,7 @@ import Foundation
 import ShelfModel
 import ShelfFS
 import ShelfStore
+import ShelfSync
 
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -49,7 +50,7 @@ struct StatusCommand: ParsableCommand {
             unsavedInJournal: SaveJournal.leftoverCount(library: store.folder),
             changeSequence: try store.lastSequence(),
             mountedAt: ShelfMounts.mountpoints(ofLibrary: store.folder),
-            sync: "not linked to a cloud copy")
+            sync: try CloudStatus(store: store)?.summary ?? "not linked to a cloud copy")
         if json { return try printJSON(status) }
 
         print("Library: \(status.library)")

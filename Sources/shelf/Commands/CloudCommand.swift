@@ -1,0 +1,131 @@
+import ArgumentParser
+import Foundation
+import Logging
+import ShelfStore
+import ShelfSync
+
+struct CloudCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "cloud",
+        abstract: "Link the library to a cloud copy that several devices share, and see how sync is doing.",
+        subcommands: [Link.self, Unlink.self, Status.self])
+
+    struct Link: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Link the library to a cloud folder: a new or empty folder becomes a new cloud; a folder holding one is joined.",
+            discussion: """
+                The folder may be local, on a network share, or carried between machines by a \
+                file-sync tool (Syncthing, Nextcloud, Dropbox). The first sync brings the cloud's \
+                items here and uploads this library's.
+                """)
+        @OptionGroup var library: LibraryOptions
+        @Argument(help: ArgumentHelp("The cloud folder.", valueName: "DIR"))
+        var location: String
+        @Option(help: "This device's name, shown in conflict copies (default: the host name).")
+        var device: String = ProcessInfo.processInfo.hostName
+
+        func run() throws {
+            let store = try library.open()
+            let cloud = try CloudLocation.backend(location)
+            let link = try SyncEngine.link(store, to: cloud, deviceName: device)
+            let report = try SyncEngine(store: store, cloud: cloud).sync()
+            print("Linked to the cloud at \(link.location) as \(link.deviceName): \(report.pulled) changes in, \(report.pushed) items uploaded.")
+        }
+    }
+
+    struct Unlink: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Stop syncing with the cloud; every item stays in this library.")
+        @OptionGroup var library: LibraryOptions
+
+        func run() throws {
+            let store = try library.open()
+            let location = try store.cloudLink()?.location
+            try SyncEngine.unlink(store)
+            print("Unlinked from the cloud at \(location ?? "?"); the library keeps every item.")
+        }
+    }
+
+    struct Status: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The cloud, this device, online or not, what waits to be uploaded.")
+        @OptionGroup var library: LibraryOptions
+        @Flag(help: "Print the status as one JSON object.")
+        var json = false
+
+        func run() throws {
+            let store = try library.open()
+            guard let status = try CloudStatus(store: store) else {
+                throw CLIError("this library is not linked to a cloud; link it with `shelf cloud link DIR`.")
+            }
+            if json { return try printJSON(status) }
+            print("Cloud:    \(status.cloud)")
+            print("Device:   \(status.device)")
+            print("Online:   \(status.online ? "yes" : "no, since \(status.offlineSince.map(Self.format) ?? "?")")")
+            print("Last sync: \(status.lastSync.map(Self.format) ?? "never")")
+            print("Waiting to upload: \(status.pendingUploads) item\(status.pendingUploads == 1 ? "" : "s")")
+            if let error = status.error { print("Error:    \(error)") }
+        }
+
+        private static func format(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+    }
+}
+
+/// What `shelf cloud status --json` prints (and `shelf status` summarises).
+struct CloudStatus: Encodable {
+    var cloud: String
+    var device: String
+    var online: Bool
+    var offlineSince: Date?
+    var pendingUploads: Int
+    var lastSync: Date?
+    /// Content is downloaded with its metadata, so nothing waits for a first read.
+    var notDownloaded: Int
+    var error: String?
+
+    /// nil when the library is not linked.
+    init?(store: LibraryStore) throws {
+        guard let link = try store.cloudLink() else { return nil }
+        cloud = link.location
+        device = link.deviceName
+        online = link.offlineSince == nil
+        offlineSince = link.offlineSince
+        pendingUploads = try SyncEngine(store: store, cloud: try CloudLocation.backend(link.location)).pendingUploads()
+        lastSync = link.lastSync
+        notDownloaded = 0
+        error = link.error
+    }
+
+    /// One line for `shelf status`.
+    var summary: String {
+        let state = online ? (error == nil ? "online" : "error: \(error!)") : "offline since \(offlineSince.map { ISO8601DateFormatter().string(from: $0) } ?? "?")"
+        return "\(cloud) as \(device), \(state), \(pendingUploads) waiting to upload"
+    }
+}
+
+struct SyncCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "sync",
+        abstract: "Bring other devices' changes here and send this library's to the cloud.",
+        discussion: "A mounted library syncs by itself; this runs a round now (one at a time per library, whoever starts it).")
+    @OptionGroup var library: LibraryOptions
+    @Flag(help: "Keep syncing until interrupted.")
+    var watch = false
+    @Option(help: ArgumentHelp("Seconds between rounds with --watch.", valueName: "SECONDS"))
+    var pollInterval: Double = 1
+
+    func run() throws {
+        let store = try library.open()
+        guard let link = try store.cloudLink() else {
+            throw CLIError("this library is not linked to a cloud; link it with `shelf cloud link DIR`.")
+        }
+        let engine = SyncEngine(store: store, cloud: try CloudLocation.backend(link.location))
+        guard watch else {
+            let report = try engine.sync()
+            print("Synced with \(link.location): \(report.pulled) changes in, \(report.pushed) out.")
+            return
+        }
+        // Rounds end whole or not at all, so Ctrl-C may stop this at any moment.
+        SyncRunner(engine: engine, interval: pollInterval, logger: Logger(label: "shelf.sync")).start()
+        while true { Thread.sleep(forTimeInterval: 3600) }
+    }
+}

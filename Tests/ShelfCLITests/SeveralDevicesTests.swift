@@ -1,0 +1,120 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Two libraries ("devices") on this machine linked to one cloud folder, through the CLI and
+/// their mounts, as a person with a laptop and a desktop would use them.
+@Suite(.serialized) struct SeveralDevicesTests {
+    /// Two devices: `a` with the sample library, `b` empty, and a cloud folder beside them.
+    func withTwoDevices(_ body: (_ a: ShelfCLI, _ b: ShelfCLI, _ cloud: String) throws -> Void) throws {
+        let a = try ShelfCLI()
+        let b = try ShelfCLI()
+        let cloud = a.scratch.appendingPathComponent("cloud").path
+        try a.run("init", a.library.path)
+        try a.run("import", ShelfCLI.samples.appendingPathComponent("library").path)
+        try b.run("init", b.library.path)
+        try body(a, b, cloud)
+    }
+
+    /// Both mounted; the mounts are always taken down.
+    func withBothMounted(_ a: ShelfCLI, _ b: ShelfCLI, _ body: (_ mountA: String, _ mountB: String) throws -> Void) throws {
+        let mounts = [a, b].map { $0.scratch.appendingPathComponent("mnt").path }
+        for mount in mounts {
+            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+            MountRecords.record(mount)
+        }
+        defer {
+            for mount in mounts {
+                ShelfCLI.forceUnmount(mount)
+                MountRecords.forget(mount)
+            }
+        }
+        for (cli, mount) in zip([a, b], mounts) {
+            let mounted = try cli.run("mount", mount, timeout: .seconds(40))
+            try #require(mounted.status == 0, "\(mounted.stderr)")
+        }
+        try body(mounts[0], mounts[1])
+    }
+
+    @Test func linkingBringsEveryItemAndBothExportsMatch() throws {
+        try withTwoDevices { a, b, cloud in
+            let linkedA = try a.run("cloud", "link", cloud, "--device", "laptop")
+            #expect(linkedA.status == 0, "\(linkedA.stderr)")
+            let linkedB = try b.run("cloud", "link", cloud, "--device", "desk")
+            #expect(linkedB.status == 0, "\(linkedB.stderr)")
+            #expect(linkedB.stdout.contains("as desk"))
+
+            let exports = [a, b].map { $0.scratch.appendingPathComponent("export").path }
+            for (cli, folder) in zip([a, b], exports) { try cli.run("export", folder) }
+            let filesA = try Self.files(under: exports[0])
+            #expect(!filesA.isEmpty)
+            #expect(filesA == (try Self.files(under: exports[1])))
+
+            let status = try b.run("cloud", "status", "--json")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+            #expect(json["cloud"] as? String == cloud)
+            #expect(json["device"] as? String == "desk")
+            #expect(json["online"] as? Bool == true)
+            #expect(json["pendingUploads"] as? Int == 0)
+            #expect(json["lastSync"] != nil)
+        }
+    }
+
+    @Test func aFolderThatHoldsSomethingElseIsNotTurnedIntoACloud() throws {
+        try withTwoDevices { a, _, cloud in
+            try FileManager.default.createDirectory(atPath: cloud, withIntermediateDirectories: true)
+            try Data("mine".utf8).write(to: URL(fileURLWithPath: cloud + "/taxes.pdf"))
+            let result = try a.run("cloud", "link", cloud)
+            #expect(result.status != 0)
+            #expect(result.stderr.contains("holds files but no Shelf cloud"))
+            #expect(try FileManager.default.contentsOfDirectory(atPath: cloud) == ["taxes.pdf"])
+            #expect(try a.run("status").stdout.contains("not linked"))
+        }
+    }
+
+    @Test func changesOnOneMountAppearOnTheOther() throws {
+        try withTwoDevices { a, b, cloud in
+            try a.run("cloud", "link", cloud, "--device", "laptop")
+            try b.run("cloud", "link", cloud, "--device", "desk")
+            try withBothMounted(a, b) { mountA, mountB in
+                let bytes = Data("A note written on the laptop.\nNo frontmatter.\n".utf8)
+                try bytes.write(to: URL(fileURLWithPath: mountA + "/Notes/From the laptop.md"))
+                #expect(try eventually(within: .seconds(10)) {
+                    FileManager.default.contents(atPath: mountB + "/Notes/From the laptop.md") == bytes
+                })
+
+                let edited = Data("Edited on the desk.\n".utf8)
+                try edited.write(to: URL(fileURLWithPath: mountB + "/Notes/From the laptop.md"))
+                #expect(try eventually(within: .seconds(10)) {
+                    FileManager.default.contents(atPath: mountA + "/Notes/From the laptop.md") == edited
+                })
+
+                try FileManager.default.moveItem(atPath: mountA + "/Notes/From the laptop.md",
+                                                 toPath: mountA + "/Notes/Renamed.md")
+                #expect(try eventually(within: .seconds(10)) {
+                    FileManager.default.contents(atPath: mountB + "/Notes/Renamed.md") == edited
+                        && !FileManager.default.fileExists(atPath: mountB + "/Notes/From the laptop.md")
+                })
+
+                try FileManager.default.removeItem(atPath: mountB + "/Notes/Renamed.md")
+                #expect(try eventually(within: .seconds(10)) {
+                    !FileManager.default.fileExists(atPath: mountA + "/Notes/Renamed.md")
+                })
+                #expect(try a.run("trash", "list").stdout.contains("Notes/Renamed.md"))
+            }
+        }
+    }
+
+    /// Relative path → bytes of every file under `folder`.
+    static func files(under folder: String) throws -> [String: Data] {
+        var files: [String: Data] = [:]
+        for path in FileManager.default.subpaths(atPath: folder) ?? [] {
+            var isFolder: ObjCBool = false
+            let full = folder + "/" + path
+            if FileManager.default.fileExists(atPath: full, isDirectory: &isFolder), !isFolder.boolValue {
+                files[path] = FileManager.default.contents(atPath: full)
+            }
+        }
+        return files
+    }
+}
