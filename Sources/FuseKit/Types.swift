@@ -112,11 +112,14 @@ public struct FileAttributes: Hashable, Sendable {
     public var deviceNumber: UInt64
     /// Preferred I/O size; 0 lets the kernel choose.
     public var blockSize: UInt32
+    /// The file's bytes live elsewhere (a cloud placeholder): it takes no blocks here, as
+    /// `du` and file managers that show "online-only" files read from `st_blocks`.
+    public var isOnlineOnly: Bool
 
     public init(inode: Inode, kind: FileKind, permissions: UInt32, size: UInt64 = 0,
                 linkCount: UInt32 = 1, uid: UInt32 = FileAttributes.processUID, gid: UInt32 = FileAttributes.processGID,
                 accessTime: FileTime, modificationTime: FileTime, changeTime: FileTime,
-                deviceNumber: UInt64 = 0, blockSize: UInt32 = 0) {
+                deviceNumber: UInt64 = 0, blockSize: UInt32 = 0, isOnlineOnly: Bool = false) {
         self.inode = inode
         self.kind = kind
         self.permissions = permissions & 0o7777
@@ -129,6 +132,7 @@ public struct FileAttributes: Hashable, Sendable {
         self.changeTime = changeTime
         self.deviceNumber = deviceNumber
         self.blockSize = blockSize
+        self.isOnlineOnly = isOnlineOnly
     }
 
     /// The owner of files that have no other: this process's user and group, asked once (a
@@ -139,7 +143,7 @@ public struct FileAttributes: Hashable, Sendable {
     /// The full `st_mode`: type bits and permissions.
     public var mode: UInt32 { kind.modeBits | permissions }
     /// 512-byte blocks, as `du` counts them.
-    public var blocks: UInt64 { (size + 511) / 512 }
+    public var blocks: UInt64 { isOnlineOnly ? 0 : (size + 511) / 512 }
 }
 
 /// A name resolved to a file, with how long the kernel may cache the answer.

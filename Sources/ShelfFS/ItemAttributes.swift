@@ -18,15 +18,36 @@ enum ItemAttributes {
         name.hasPrefix("security.") || name.hasPrefix("system.")
     }
 
-    /// `user.shelf.id`, `.kind`, `.version`, and `.error` while an invalid save is pending.
-    static func described(_ summary: ItemSummary, draftDiagnostics: [Diagnostic]?) -> [String: [UInt8]] {
+    /// Where an item's bytes are, as `user.shelf.download` says.
+    enum Download: Equatable {
+        case downloaded, notDownloaded, downloading
+        /// The last download failed, for this reason.
+        case error(String)
+
+        var name: String {
+            switch self {
+            case .downloaded: "downloaded"
+            case .notDownloaded: "not-downloaded"
+            case .downloading: "downloading"
+            case .error: "error"
+            }
+        }
+    }
+
+    /// `user.shelf.id`, `.kind`, `.version`, `.download`, and `.error` while an invalid save
+    /// is pending or the last download failed.
+    static func described(_ summary: ItemSummary, draftDiagnostics: [Diagnostic]?,
+                          download: Download) -> [String: [UInt8]] {
         var attributes = [
             shelfPrefix + "id": summary.id.rawValue,
             shelfPrefix + "kind": summary.kind.rawValue,
             shelfPrefix + "version": String(summary.version),
+            shelfPrefix + "download": download.name,
         ]
         if let draftDiagnostics {
             attributes[shelfPrefix + "error"] = draftDiagnostics.map(\.description).joined(separator: "\n")
+        } else if case .error(let reason) = download {
+            attributes[shelfPrefix + "error"] = "download failed: " + reason
         }
         return attributes.mapValues { Array($0.utf8) }
     }

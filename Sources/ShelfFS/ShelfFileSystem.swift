@@ -64,13 +64,17 @@ final class ShelfFileSystem: Sendable {
     let statusFolder: StatusFolder
     let logger = Logger(label: "shelf.fs")
     let namespaceLock = NSLock()
+    let downloads: PlaceholderDownloads
     /// The change-feed position the index was loaded at: following starts there.
     let loadedSequence: Int64
 
     /// Prepares the plain-file area (top folders and every item's folder) and loads the index.
     /// `idleSaveDelay`: how long a written file is left alone before it is saved without a close.
-    init(store: LibraryStore, idleSaveDelay: TimeInterval = 1) throws {
+    /// `downloads`: fills placeholders from the cloud on first read.
+    init(store: LibraryStore, idleSaveDelay: TimeInterval = 1,
+         downloads: PlaceholderDownloads = PlaceholderDownloads(download: nil, timeout: .seconds(10))) throws {
         self.store = store
+        self.downloads = downloads
         plain = PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
         let journal = try SavePipeline.replayJournal(of: store, logger: logger)
@@ -150,8 +154,10 @@ final class ShelfFileSystem: Sendable {
             return FileAttributes(try plain.status(path), inode: Inode(inode))
         case .item(let id):
             let shape = try itemShape(id, inode: inode)
-            return Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
-                                       permissions: shape.permissions)
+            var attributes = Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
+                                                 permissions: shape.permissions)
+            attributes.isOnlineOnly = placeholder(inode) != nil
+            return attributes
         case .newItemFile:
             if let (size, modified) = saves.buffers.buffer(of: inode)?.shape {
                 return Self.fileAttributes(inode, size: size, modified: FileTime(modified),
@@ -298,10 +304,11 @@ final class ShelfFileSystem: Sendable {
             if nameOnly { return .nameOnly }
             let shape = listed.slot.flatMap { _ in shapes.next() ?? nil }
             if let shape, !held.contains(listed.inode) {
-                return .full(Entry(attributes: Self.fileAttributes(listed.inode, size: shape.size,
-                                                                   modified: FileTime(shape.modified),
-                                                                   permissions: shape.permissions),
-                                   attributeTimeout: Self.cacheTimeout, entryTimeout: Self.cacheTimeout))
+                var attributes = Self.fileAttributes(listed.inode, size: shape.size, modified: FileTime(shape.modified),
+                                                     permissions: shape.permissions)
+                attributes.isOnlineOnly = shape.isPlaceholder
+                return .full(Entry(attributes: attributes, attributeTimeout: Self.cacheTimeout,
+                                   entryTimeout: Self.cacheTimeout))
             }
             guard let attributes = try? attributes(of: listed.key, inode: listed.inode) else { return .gone }
             let timeout = timeout(for: listed.key)
@@ -321,6 +328,14 @@ final class ShelfFileSystem: Sendable {
     }
 
     // MARK: Reading and writing
+
+    /// The item `inode` stands for while its bytes are still in the cloud (and nothing
+    /// written to it waits): reading it downloads it first.
+    func placeholder(_ inode: UInt64) -> ItemID? {
+        guard case .item(let id)? = inodes.key(of: inode), index.summary(id: id)?.isPlaceholder == true,
+              saves.buffers.buffer(of: inode) == nil else { return nil }
+        return id
+    }
 
     /// Up to `size` bytes of `inode` at `offset`.
     func read(_ inode: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
@@ -362,6 +377,8 @@ final class ShelfFileSystem: Sendable {
         kernel.staleAttributes.markStale(inode)
         switch key {
         case .item, .newItemFile:
+            // Writes land among the bytes the file has: a placeholder gets them first.
+            if let id = placeholder(inode) { try downloadNow(id) }
             try saves.apply(.write(offset: Int(offset), data: data, appending: appending), to: inode, key: key)
             return data.count
         case .plain(let path):
@@ -378,6 +395,18 @@ final class ShelfFileSystem: Sendable {
         case .status:
             throw Errno.accessDenied
         }
+    }
+
+    /// Downloads placeholder `id` before a write changes it, and brings the index up to date
+    /// so the write starts from the downloaded bytes. A failure is `EIO`, never "no such file".
+    private func downloadNow(_ id: ItemID) throws {
+        do {
+            try downloads.waitUntilDownloaded(id)
+        } catch {
+            logger.warning("cannot download \(id) before writing to it: \(error)")
+            throw Errno.ioError
+        }
+        if let summary = try store.summary(id: id) { index.put(summary) }
     }
 
     /// `fsync`: saves an item's unsaved writes and waits until the store has them on disk;
@@ -437,7 +466,10 @@ final class ShelfFileSystem: Sendable {
             }
         case .item, .newItemFile:
             // A size change truncates or extends what the file shows, saved like a write.
-            if let size = changes.size { try saves.apply(.resize(Int(size)), to: inode, key: key) }
+            if let size = changes.size {
+                if let id = placeholder(inode) { try downloadNow(id) }
+                try saves.apply(.resize(Int(size)), to: inode, key: key)
+            }
             // Mode bits and the modification time are the item's (rsync -a, cp -p, tar keep
             // them). Owner and access time are the mount's: changing them succeeds and does nothing.
             if changes.permissions != nil || changes.modificationTime != nil {
@@ -545,8 +577,18 @@ final class ShelfFileSystem: Sendable {
     private func itemAttributes(_ id: ItemID) throws -> [String: [UInt8]] {
         guard let summary = try store.summary(id: id) else { throw Errno.noEntry }
         let diagnostics = summary.hasDraft ? try store.record(id: id)?.draftDiagnostics : nil
+        let download: ItemAttributes.Download
+        if !summary.isPlaceholder {
+            download = .downloaded
+        } else if downloads.isDownloading(id) {
+            download = .downloading
+        } else if let error = try store.downloadState(of: id)?.error {
+            download = .error(error)
+        } else {
+            download = .notDownloaded
+        }
         return try store.extendedAttributes(id: id).mapValues { Array($0) }
-            .merging(ItemAttributes.described(summary, draftDiagnostics: diagnostics)) { _, shelf in shelf }
+            .merging(ItemAttributes.described(summary, draftDiagnostics: diagnostics, download: download)) { _, shelf in shelf }
     }
 
     // MARK: Symlinks and space

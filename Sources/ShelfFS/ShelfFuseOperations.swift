@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import FuseKit
+import ShelfModel
 import ShelfStore
 
 /// The kernel's side of a Shelf mount: forwards each FUSE request to the library filesystem
@@ -19,8 +20,12 @@ public final class ShelfFuseOperations: FuseOperations {
     /// Loads the library's index. Throws the store's error when the library cannot be read.
     /// `idleSaveDelay`: how long a file may go unwritten before its writes are saved without
     /// a close (see ``SaveScheduler``).
-    public init(store: LibraryStore, idleSaveDelay: TimeInterval = 1) throws {
-        fileSystem = try ShelfFileSystem(store: store, idleSaveDelay: idleSaveDelay)
+    /// `download`: brings a placeholder's bytes from the cloud (nil for a library not linked
+    /// to one); a reader waits for it at most `downloadTimeout`, then gets `EIO`.
+    public init(store: LibraryStore, idleSaveDelay: TimeInterval = 1,
+                download: (@Sendable (ItemID) throws -> Void)? = nil, downloadTimeout: Duration = .seconds(10)) throws {
+        fileSystem = try ShelfFileSystem(store: store, idleSaveDelay: idleSaveDelay,
+                                         downloads: PlaceholderDownloads(download: download, timeout: downloadTimeout))
         follower = ChangeFollower(fileSystem: fileSystem, after: fileSystem.loadedSequence)
     }
 
@@ -146,8 +151,19 @@ public final class ShelfFuseOperations: FuseOperations {
         answer(reply) { try fileSystem.create(parent: parent.rawValue, name: name, mode: mode, flags: flags) }
     }
 
+    /// A placeholder's read is answered when its download ends (or fails, with `EIO`): the
+    /// request waits, not the worker thread.
     public func read(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, size: Int, reply: DataReply) {
-        answer(reply) { try fileSystem.read(inode.rawValue, offset: offset, size: size) }
+        guard let id = fileSystem.placeholder(inode.rawValue) else {
+            return answer(reply) { try fileSystem.read(inode.rawValue, offset: offset, size: size) }
+        }
+        fileSystem.downloads.whenDownloaded(id) { [self] error in
+            if let error {
+                fileSystem.logger.warning("cannot download \(id): \(error)")
+                return reply.fail(Errno.ioError)
+            }
+            answer(reply) { try fileSystem.read(inode.rawValue, offset: offset, size: size) }
+        }
     }
 
     public func write(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, data: [UInt8],

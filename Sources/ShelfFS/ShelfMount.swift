@@ -1,6 +1,7 @@
 import Foundation
 import FuseKit
 import Logging
+import ShelfModel
 import ShelfStore
 import ShelfSync
 
@@ -18,11 +19,15 @@ public final class ShelfMount: Sendable {
         public var debug: Bool
         /// Seconds between sync rounds of a library linked to a cloud.
         public var syncInterval: TimeInterval
+        /// How long a read of a placeholder waits for its download before it fails with `EIO`.
+        public var downloadTimeout: Duration
 
-        public init(allowOther: Bool = false, debug: Bool = false, syncInterval: TimeInterval = 0.5) {
+        public init(allowOther: Bool = false, debug: Bool = false, syncInterval: TimeInterval = 0.5,
+                    downloadTimeout: Duration = .seconds(10)) {
             self.allowOther = allowOther
             self.debug = debug
             self.syncInterval = syncInterval
+            self.downloadTimeout = downloadTimeout
         }
     }
 
@@ -38,15 +43,18 @@ public final class ShelfMount: Sendable {
     /// /dev/fuse) when the mount cannot be made.
     public init(store: LibraryStore, mountpoint: String, options: Options = Options()) throws {
         self.mountpoint = mountpoint
-        operations = try ShelfFuseOperations(store: store)
+        var engine: SyncEngine?
+        if let link = try store.cloudLink() {
+            engine = SyncEngine(store: store, cloud: try CloudLocation.backend(link.location))
+        }
+        var download: (@Sendable (ItemID) throws -> Void)?
+        if let engine { download = { try engine.download($0) } }
+        operations = try ShelfFuseOperations(store: store, download: download, downloadTimeout: options.downloadTimeout)
         session = try FuseSession(filesystem: operations,
                                   options: ShelfFuseOperations.mountOptions(filesystemName: "shelf:" + store.folder.path,
                                                                             allowOther: options.allowOther,
                                                                             debug: options.debug))
-        syncRunner = try store.cloudLink().map { link in
-            SyncRunner(engine: SyncEngine(store: store, cloud: try CloudLocation.backend(link.location)),
-                       interval: options.syncInterval, logger: Logger(label: "shelf.sync"))
-        }
+        syncRunner = engine.map { SyncRunner(engine: $0, interval: options.syncInterval, logger: Logger(label: "shelf.sync")) }
         try session.mount(at: mountpoint)
         operations.attach(to: session)
     }

@@ -51,9 +51,13 @@ public struct ItemSummary: Hashable, Sendable {
     public var favorite: Bool
     public var hasDraft: Bool
     public var permissions: UInt32
+    /// The item's bytes are still in the cloud: `size` is their true size, and the first read
+    /// downloads them.
+    public var isPlaceholder: Bool
 
     public init(id: ItemID, kind: ItemKind, title: String, path: String, version: Int64, modified: Date,
-                size: Int, favorite: Bool, hasDraft: Bool, permissions: UInt32 = ItemRecord.defaultPermissions) {
+                size: Int, favorite: Bool, hasDraft: Bool, permissions: UInt32 = ItemRecord.defaultPermissions,
+                isPlaceholder: Bool = false) {
         self.id = id
         self.kind = kind
         self.title = title
@@ -64,6 +68,7 @@ public struct ItemSummary: Hashable, Sendable {
         self.favorite = favorite
         self.hasDraft = hasDraft
         self.permissions = permissions
+        self.isPlaceholder = isPlaceholder
     }
 }
 

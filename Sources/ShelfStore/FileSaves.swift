@@ -10,12 +10,15 @@ extension StoreWriter {
     /// whatever `id:` the bytes declare.
     ///
     /// An item that is not live is created at `path` (a trashed one comes back with its
-    /// history). `basedOn`: as for `update`, for an item that exists.
+    /// history); a placeholder becomes a downloaded file. `basedOn`: as for `update`, for an
+    /// item that exists.
     public func saveFile(_ bytes: Data, of id: ItemID, kind: ItemKind, at path: String, basedOn version: Int64?,
                          modified: Date) throws -> ItemRecord {
         let fileTitle = FileNaming.title(fromFileName: String(ItemPath.fileName(of: path)))
         let parsed = MarkdownCodec.parse(bytes: bytes, kind: kind, fileTitle: fileTitle)
         let exists = try record(id: id) != nil
+        // Whole bytes make any placeholder of the item a downloaded file.
+        try db.cachedStatement(sql: "DELETE FROM item_download WHERE item_id = ?").execute(arguments: [id.rawValue])
         switch parsed {
         case .success(var parsed):
             parsed.item.id = id

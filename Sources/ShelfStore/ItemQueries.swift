@@ -41,8 +41,10 @@ struct ItemQueries {
 
     private static let recordColumns =
         "serial, id, path, version, modified, record, content, draft_diagnostics, trashed_at, permissions"
-    static let summaryColumns =
-        "id, kind, title, path, version, modified, size, favorite, draft_diagnostics IS NOT NULL, permissions"
+    static let summaryColumns = """
+        id, kind, title, path, version, modified, size, favorite, draft_diagnostics IS NOT NULL, permissions,
+        EXISTS (SELECT 1 FROM item_download WHERE item_download.item_id = item.id)
+        """
 
     /// Whether an item with `id` is stored, and where.
     enum Presence { case absent, live, trashed }
@@ -192,7 +194,7 @@ struct ItemQueries {
         let id = ItemID(rawValue: row[0])
         return ItemSummary(id: id, kind: try kind(row[1], of: id), title: row[2], path: row[3],
                            version: row[4], modified: Date(storedSeconds: row[5]), size: row[6],
-                           favorite: row[7], hasDraft: row[8], permissions: row[9])
+                           favorite: row[7], hasDraft: row[8], permissions: row[9], isPlaceholder: row[10])
     }
 
     private static func kind(_ rawValue: String, of id: ItemID) throws -> ItemKind {

@@ -128,6 +128,16 @@ enum Schema {
                     item_id TEXT PRIMARY KEY,
                     change_id TEXT NOT NULL
                 ) WITHOUT ROWID;
+                ALTER TABLE cloud_link ADD COLUMN download_all INTEGER NOT NULL DEFAULT 0;
+                -- Placeholders: items whose bytes are still in the cloud, by hash (and why the
+                -- last download failed). The item row holds their metadata and true size.
+                CREATE TABLE item_download (
+                    item_id TEXT PRIMARY KEY,
+                    hash TEXT NOT NULL,
+                    error TEXT
+                ) WITHOUT ROWID;
+                -- Items this device keeps downloaded whatever the cache budget says.
+                CREATE TABLE item_pin (item_id TEXT PRIMARY KEY) WITHOUT ROWID;
                 """)
         }
         return migrator

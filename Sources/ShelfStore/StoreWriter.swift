@@ -18,7 +18,7 @@ import ShelfMarkdown
 public struct StoreWriter {
     let db: Database
     let queries: ItemQueries
-    private let coding = RecordCoding()
+    let coding = RecordCoding()
 
     init(db: Database) {
         self.db = db
@@ -264,12 +264,12 @@ public struct StoreWriter {
         return folder + "/" + free
     }
 
-    private func keepInHistory(_ record: ItemRecord) throws {
+    func keepInHistory(_ record: ItemRecord) throws {
         try ItemHistory.keep(record.item.id, version: record.version, modified: record.modified,
                              content: record.content, wasDraft: record.draftDiagnostics != nil, in: db)
     }
 
-    private func insertRow(_ record: ItemRecord) throws {
+    func insertRow(_ record: ItemRecord) throws {
         let item = record.item
         try db.cachedStatement(sql: """
             INSERT INTO item (id, kind, title, path, version, modified, record, content, size,

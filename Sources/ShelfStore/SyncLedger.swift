@@ -22,10 +22,12 @@ public struct CloudLinkState: Hashable, Sendable {
     public var offlineSince: Date?
     /// Why the last sync failed; nil after a good one.
     public var error: String?
+    /// Download every item's bytes as it arrives, instead of on first read.
+    public var downloadAll: Bool
 
     public init(location: String, cloud: String, device: String, deviceName: String, cursor: Data,
                 nextBatch: Int64, pushedSequence: Int64, linked: Date, lastSync: Date? = nil,
-                offlineSince: Date? = nil, error: String? = nil) {
+                offlineSince: Date? = nil, error: String? = nil, downloadAll: Bool = false) {
         self.location = location
         self.cloud = cloud
         self.device = device
@@ -37,6 +39,7 @@ public struct CloudLinkState: Hashable, Sendable {
         self.lastSync = lastSync
         self.offlineSince = offlineSince
         self.error = error
+        self.downloadAll = downloadAll
     }
 }
 
@@ -48,24 +51,25 @@ enum SyncLedger {
     static func link(in db: Database) throws -> CloudLinkState? {
         try Row.fetchOne(db, sql: """
             SELECT location, cloud, device, device_name, cursor, next_batch, pushed_sequence, linked, last_sync,
-                   offline_since, error
+                   offline_since, error, download_all
             FROM cloud_link
             """).map { row in
             CloudLinkState(location: row[0], cloud: row[1], device: row[2], deviceName: row[3], cursor: row[4],
                            nextBatch: row[5], pushedSequence: row[6], linked: Date(storedSeconds: row[7]),
                            lastSync: (row[8] as Double?).map(Date.init(storedSeconds:)),
-                           offlineSince: (row[9] as Double?).map(Date.init(storedSeconds:)), error: row[10])
+                           offlineSince: (row[9] as Double?).map(Date.init(storedSeconds:)), error: row[10],
+                           downloadAll: row[11])
         }
     }
 
     static func setLink(_ link: CloudLinkState, in db: Database) throws {
         try db.execute(sql: """
             INSERT OR REPLACE INTO cloud_link (singleton, location, cloud, device, device_name, cursor, next_batch,
-                                               pushed_sequence, linked, last_sync, offline_since, error)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                               pushed_sequence, linked, last_sync, offline_since, error, download_all)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [link.location, link.cloud, link.device, link.deviceName, link.cursor, link.nextBatch,
                              link.pushedSequence, link.linked.storedSeconds, link.lastSync?.storedSeconds,
-                             link.offlineSince?.storedSeconds, link.error])
+                             link.offlineSince?.storedSeconds, link.error, link.downloadAll])
     }
 
     /// Forgets the link and everything learnt through it; the items stay as they are.
@@ -100,10 +104,13 @@ extension StoreWriter {
             .execute(arguments: [id.rawValue, change])
     }
 
-    /// Item `id` as stored, live or in the trash (`isTrashed`), with its extended attributes.
-    public func storedItem(id: ItemID) throws -> (record: ItemRecord, isTrashed: Bool, attributes: [String: Data])? {
+    /// Item `id` as stored, live or in the trash (`isTrashed`), with its extended attributes
+    /// and, for a placeholder, its bytes' hash and size.
+    public func storedItem(id: ItemID) throws -> (record: ItemRecord, isTrashed: Bool, attributes: [String: Data],
+                                                  placeholder: (hash: String, size: Int)?)? {
         guard let stored = try queries.stored(id: id) else { return nil }
-        return (stored.record, !stored.isLive, try queries.extendedAttributes(id: id))
+        let placeholder = try downloadState(of: id).map { ($0.hash, try fileSize(of: id) ?? 0) }
+        return (stored.record, !stored.isLive, try queries.extendedAttributes(id: id), placeholder)
     }
 
     /// `path`, or the first free ` (n)` variant of its file name in the same folder.

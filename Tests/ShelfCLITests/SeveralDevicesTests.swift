@@ -105,6 +105,85 @@ import TestSupport
         }
     }
 
+    @Test func aNewDeviceListsPlaceholdersAtOnceAndReadingDownloadsExactBytes() throws {
+        try withTwoDevices { a, b, cloud in
+            try a.run("cloud", "link", cloud, "--device", "laptop")
+            try b.run("cloud", "link", cloud, "--device", "desk")
+            let note = "Notes/Stoic themes.md"
+            let original = Data(try a.run("show", note).stdout.utf8)
+            let status = try b.run("cloud", "status", "--json")
+            let json = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+            #expect((json["notDownloaded"] as? Int ?? 0) > 0)
+
+            try withBothMounted(a, b) { _, mountB in
+                let path = mountB + "/" + note
+                var info = stat()
+                #expect(stat(path, &info) == 0)
+                #expect(Int(info.st_size) == original.count, "the true size before any download")
+                #expect(info.st_blocks == 0)
+                #expect(try Self.attribute("user.shelf.download", of: path, cli: b) == "not-downloaded")
+
+                // Fifty readers at once: one download, every reader gets the bytes.
+                let readers = try b.tool("python3", "-c", """
+                    import sys, threading
+                    path, count = sys.argv[1], 50
+                    results = [None] * count
+                    def read(i):
+                        with open(path, "rb") as f: results[i] = f.read()
+                    threads = [threading.Thread(target=read, args=(i,)) for i in range(count)]
+                    for t in threads: t.start()
+                    for t in threads: t.join()
+                    sys.stdout.buffer.write(results[0])
+                    if len(set(results)) != 1: raise SystemExit("readers saw different bytes")
+                    """, path, timeout: .seconds(30))
+                #expect(readers.status == 0, "\(readers.stderr)")
+                #expect(Data(readers.stdout.utf8) == original)
+                #expect(try Self.attribute("user.shelf.download", of: path, cli: b) == "downloaded")
+                #expect(eventually(within: .seconds(5)) { stat(path, &info) == 0 && info.st_blocks > 0 })
+            }
+        }
+    }
+
+    @Test func aPlaceholderReadWithTheCloudGoneFailsWithEIOAndSaysWhy() throws {
+        try withTwoDevices { a, b, cloud in
+            try a.run("cloud", "link", cloud, "--device", "laptop")
+            try b.run("cloud", "link", cloud, "--device", "desk")
+            try FileManager.default.moveItem(atPath: cloud, toPath: cloud + "-away")
+            let mount = b.scratch.appendingPathComponent("mnt").path
+            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+            MountRecords.record(mount)
+            defer {
+                ShelfCLI.forceUnmount(mount)
+                MountRecords.forget(mount)
+            }
+            try #require(try b.run("mount", mount, "--download-timeout", "2s", timeout: .seconds(40)).status == 0)
+            let path = mount + "/Notes/Stoic themes.md"
+            let started = ContinuousClock.now
+            let read = try b.tool("python3", "-c", """
+                import errno, sys
+                try:
+                    open(sys.argv[1], "rb").read()
+                except OSError as error:
+                    print(errno.errorcode[error.errno])
+                """, path, timeout: .seconds(30))
+            #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "EIO")
+            #expect(ContinuousClock.now - started < .seconds(12))
+            let error = try Self.attribute("user.shelf.error", of: path, cli: b)
+            #expect(error.contains("not there"), "the cause: \(error)")
+            #expect(try Self.attribute("user.shelf.download", of: path, cli: b) == "error")
+
+            // Edits wait; nothing is deleted; once the folder is back, the bytes come.
+            try FileManager.default.moveItem(atPath: cloud + "-away", toPath: cloud)
+            #expect(try eventually(within: .seconds(10)) {
+                FileManager.default.contents(atPath: path).map { !$0.isEmpty } ?? false
+            })
+        }
+    }
+
+    static func attribute(_ name: String, of path: String, cli: ShelfCLI) throws -> String {
+        try cli.tool("getfattr", "--only-values", "-n", name, path).stdout
+    }
+
     /// Relative path → bytes of every file under `folder`.
     static func files(under folder: String) throws -> [String: Data] {
         var files: [String: Data] = [:]

@@ -88,12 +88,20 @@ struct Device {
         }
     }
 
+    /// The file at `path` as reading it shows: downloaded first if it is a placeholder.
     func text(_ path: String) throws -> String? {
-        try store.record(atPath: path).map(\.text)
+        guard let id = try store.record(atPath: path)?.item.id else { return nil }
+        return try text(id: id)
     }
 
-    /// Every live file, by path: what an export writes.
+    func text(id: ItemID) throws -> String? {
+        try engine.download(id)
+        return try store.record(id: id)?.text
+    }
+
+    /// Every live file, by path, downloaded first: what reading them all would show.
     func files() throws -> [String: Data] {
+        try engine.downloadAll()
         var files: [String: Data] = [:]
         try store.forEachFile { files[$0] = $1 }
         return files

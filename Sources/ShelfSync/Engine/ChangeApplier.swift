@@ -20,6 +20,8 @@ struct ChangeApplier {
     let writer: StoreWriter
     /// This device.
     let device: DeviceID
+    /// Bytes of items not on this device yet are fetched at once, not on first read.
+    let downloadsEagerly: Bool
     /// The file bytes stored under a hash in the cloud; nil while they have not arrived.
     let content: (ContentHash) throws -> Data?
     /// Stores bytes a merge produced, so later merges can use them as their base.
@@ -45,9 +47,10 @@ struct ChangeApplier {
             if try !isAncestor(synced.id, of: change) { incoming = try resolveConcurrent(synced, change) }
         }
         if let local, local.state.needsPush(since: synced) {
-            try rebase(local: local.state, localContent: local.content, onto: incoming, base: synced)
+            try rebase(local: local.state, localContent: try local.content ?? bytes(of: local.state), onto: incoming,
+                       base: synced)
         } else {
-            try take(incoming.state, of: id)
+            try take(incoming.state, title: incoming.title, of: id)
         }
         try writer.setSyncedChange(incoming.id, of: id)
     }
@@ -116,7 +119,7 @@ struct ChangeApplier {
     private func rebase(local: ItemState, localContent: Data, onto remote: CloudChange, base: CloudChange?) throws {
         let id = remote.itemID
         switch (local.operation, remote.operation) {
-        case (.delete, .put): try take(remote.state, of: id)  // an edit beats a delete
+        case (.delete, .put): try take(remote.state, title: remote.title, of: id)  // an edit beats a delete
         case (.put, .delete), (.delete, .delete): return       // the local edit stays, and is pushed
         case (.put, .put):
             var target = Self.mergedMetadata(base: base?.state, older: remote.state, newer: local)
@@ -140,15 +143,17 @@ struct ChangeApplier {
             }
             target.hash = ContentHash(of: targetBytes)
             target.size = targetBytes.count
-            try take(target, of: id, bytes: targetBytes)
+            try take(target, title: remote.title, of: id, bytes: targetBytes)
         }
     }
 
     // MARK: Taking a state
 
     /// Makes the item `id` what `state` says: trashed, or live at its path (numbered if
-    /// another item holds it) with its bytes, times, mode and attributes.
-    private func take(_ state: ItemState, of id: ItemID, bytes given: Data? = nil) throws {
+    /// another item holds it) with its bytes, times, mode and attributes. Bytes the item does
+    /// not have here yet stay in the cloud (a placeholder) unless this device downloads
+    /// everything; an item that is downloaded here stays downloaded.
+    private func take(_ state: ItemState, title: String, of id: ItemID, bytes given: Data? = nil) throws {
         let current = try ItemState.stored(id, in: writer)
         if state.operation == .delete {
             if current?.state.operation == .put { try writer.trash(id: id) }
@@ -164,8 +169,16 @@ struct ChangeApplier {
         }
         if isLive, current?.state.path != path { _ = try writer.move(id: id, to: path) }
         if !isLive || current?.state.hash != state.hash {
-            let bytes = try given ?? bytes(of: state)
-            _ = try writer.saveFile(bytes, of: id, kind: kind, at: path, basedOn: nil, modified: state.modified)
+            let isDownloadedHere = isLive && current?.content != nil
+            let bytes = try given ?? ((downloadsEagerly || isDownloadedHere) ? content(state.hash) : nil)
+            if let bytes, isDownloadedHere || !isLive {
+                _ = try writer.saveFile(bytes, of: id, kind: kind, at: path, basedOn: nil, modified: state.modified)
+            } else {
+                try writer.savePlaceholder(Placeholder(id: id, kind: kind, path: path, title: title, size: state.size,
+                                                       hash: state.hash.rawValue, modified: state.modified,
+                                                       permissions: state.permissions))
+                if let bytes { try writer.fillPlaceholder(id, with: bytes) }
+            }
         }
         try writer.replaceExtendedAttributes(id: id, with: state.attributes)
         _ = try writer.setFileTimes(id: id, modified: state.modified, permissions: state.permissions)

@@ -33,14 +33,16 @@ struct ItemState: Hashable, Sendable {
 
     /// The state of item `id` in the store, with its bytes; nil when the store does not hold it
     /// (never had it, or its trash was emptied).
-    static func stored(_ id: ItemID, in writer: StoreWriter) throws -> (state: ItemState, title: String, content: Data)? {
+    /// `content` is nil for a placeholder (its bytes are in the cloud).
+    static func stored(_ id: ItemID, in writer: StoreWriter) throws -> (state: ItemState, title: String, content: Data?)? {
         guard let stored = try writer.storedItem(id: id) else { return nil }
         let record = stored.record
         let state = ItemState(operation: stored.isTrashed ? .delete : .put, kind: record.item.kind.rawValue,
-                              path: record.path, hash: ContentHash(of: record.content),
-                              size: record.content.count, modified: record.modified,
+                              path: record.path,
+                              hash: stored.placeholder.map { ContentHash(rawValue: $0.hash) } ?? ContentHash(of: record.content),
+                              size: stored.placeholder?.size ?? record.content.count, modified: record.modified,
                               permissions: record.permissions, attributes: stored.attributes)
-        return (state, record.item.title, record.content)
+        return (state, record.item.title, stored.placeholder == nil ? record.content : nil)
     }
 }
 

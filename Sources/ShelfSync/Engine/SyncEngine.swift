@@ -43,7 +43,9 @@ public final class SyncEngine: Sendable {
     /// one there. Nothing moves until the first sync, which brings the cloud's items here and
     /// uploads this library's.
     @discardableResult
-    public static func link(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String) throws -> CloudLinkState {
+    /// `downloadAll`: fetch every item's bytes as they arrive instead of on first read.
+    public static func link(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String,
+                            downloadAll: Bool = false) throws -> CloudLinkState {
         if let link = try store.cloudLink() { throw SyncError.alreadyLinked(location: link.location) }
         let identity: CloudIdentity
         do {
@@ -56,7 +58,7 @@ public final class SyncEngine: Sendable {
         try cloud.register(device)
         let link = CloudLinkState(location: cloud.location, cloud: identity.cloud, device: device.id,
                                   deviceName: deviceName, cursor: try CloudCoding.encoder.encode(CloudCursor()),
-                                  nextBatch: 1, pushedSequence: 0, linked: Date())
+                                  nextBatch: 1, pushedSequence: 0, linked: Date(), downloadAll: downloadAll)
         try store.write { try $0.setCloudLink(link) }
         return link
     }
@@ -99,8 +101,9 @@ public final class SyncEngine: Sendable {
 
     /// Applies every batch of other devices past the cursor; returns how many changes.
     private func pull() throws -> Int {
-        let device = try requireLink().device
-        var cursor = try CloudCoding.decoder.decode(CloudCursor.self, from: try requireLink().cursor)
+        let link = try requireLink()
+        let device = link.device
+        var cursor = try CloudCoding.decoder.decode(CloudCursor.self, from: link.cursor)
         var applied = 0
         while true {
             let (batches, _) = try cloud.batches(after: cursor, limit: Self.pullLimit)
@@ -110,7 +113,8 @@ public final class SyncEngine: Sendable {
                 let encodedCursor = try CloudCoding.encoder.encode(cursor)
                 try store.write { writer in
                     if batch.device != device {
-                        let applier = ChangeApplier(writer: writer, device: device, content: cloud.content,
+                        let applier = ChangeApplier(writer: writer, device: device, downloadsEagerly: link.downloadAll,
+                                                    content: cloud.content,
                                                     storeContent: { try self.cloud.putContent($0, hash: $1) },
                                                     deviceName: deviceName)
                         for change in batch.changes { try applier.apply(change) }
@@ -186,6 +190,38 @@ public final class SyncEngine: Sendable {
         logger.notice("adopted batch \(leftover.number) that an interrupted push had stored")
     }
 
+    // MARK: Downloads
+
+    /// Brings placeholder `id`'s bytes from the cloud (checked against their hash) and puts
+    /// them in place; nothing to do for an item that is here. A failure is recorded with the
+    /// item (`user.shelf.error`, `shelf status`) and thrown.
+    public func download(_ id: ItemID) throws {
+        guard let state = try store.downloadState(of: id) else { return }
+        do {
+            guard let bytes = try cloud.content(ContentHash(rawValue: state.hash)) else {
+                // A cloud that is not there at all says so rather than "not arrived".
+                _ = try cloud.identity()
+                throw DownloadError.notArrived(location: cloud.location)
+            }
+            try store.write { writer in
+                // A newer state may have arrived meanwhile: then these bytes are not its.
+                guard try writer.downloadState(of: id)?.hash == state.hash else { return }
+                try writer.fillPlaceholder(id, with: bytes)
+            }
+        } catch {
+            try? store.write { try $0.setDownloadError("\(error)", of: id) }
+            throw error
+        }
+    }
+
+    /// Downloads every placeholder; returns how many.
+    @discardableResult
+    public func downloadAll() throws -> Int {
+        let ids = try store.placeholderIDs()
+        for id in ids { try download(id) }
+        return ids.count
+    }
+
     // MARK: Status
 
     /// Items changed here that the cloud has not heard of yet.
@@ -241,6 +277,19 @@ public final class SyncEngine: Sendable {
             guard errno == EINTR else { throw SystemCallError("lock \(path)") }
         }
         return try body()
+    }
+}
+
+/// Why an item's bytes could not be brought here.
+public enum DownloadError: Error, Equatable, CustomStringConvertible {
+    /// The cloud does not hold them yet (a file-sync tool still delivering them), or no longer.
+    case notArrived(location: String)
+
+    public var description: String {
+        switch self {
+        case .notArrived(let location):
+            "its content has not arrived in the cloud at \(location) yet (a file-sync tool may still be delivering it); it is fetched when it arrives."
+        }
     }
 }
 

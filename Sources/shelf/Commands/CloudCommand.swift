@@ -23,11 +23,15 @@ struct CloudCommand: ParsableCommand {
         var location: String
         @Option(help: "This device's name, shown in conflict copies (default: the host name).")
         var device: String = ProcessInfo.processInfo.hostName
+        @Option(help: ArgumentHelp("`all`: download every item's bytes as they arrive, not on first read.", valueName: "all"))
+        var download: DownloadPolicy?
+
+        enum DownloadPolicy: String, ExpressibleByArgument { case all }
 
         func run() throws {
             let store = try library.open()
             let cloud = try CloudLocation.backend(location)
-            let link = try SyncEngine.link(store, to: cloud, deviceName: device)
+            let link = try SyncEngine.link(store, to: cloud, deviceName: device, downloadAll: download == .all)
             let report = try SyncEngine(store: store, cloud: cloud).sync()
             print("Linked to the cloud at \(link.location) as \(link.deviceName): \(report.pulled) changes in, \(report.pushed) items uploaded.")
         }
@@ -35,12 +39,17 @@ struct CloudCommand: ParsableCommand {
 
     struct Unlink: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Stop syncing with the cloud; every item stays in this library.")
+            abstract: "Stop syncing with the cloud; every item stays in this library (items not downloaded yet are downloaded first).")
         @OptionGroup var library: LibraryOptions
 
         func run() throws {
             let store = try library.open()
             let location = try store.cloudLink()?.location
+            do {
+                try Downloads.fetch(of: store)
+            } catch {
+                throw CLIError("not unlinked: items not downloaded yet would have nowhere to come from. \(error)")
+            }
             try SyncEngine.unlink(store)
             print("Unlinked from the cloud at \(location ?? "?"); the library keeps every item.")
         }
@@ -63,6 +72,7 @@ struct CloudCommand: ParsableCommand {
             print("Online:   \(status.online ? "yes" : "no, since \(status.offlineSince.map(Self.format) ?? "?")")")
             print("Last sync: \(status.lastSync.map(Self.format) ?? "never")")
             print("Waiting to upload: \(status.pendingUploads) item\(status.pendingUploads == 1 ? "" : "s")")
+            print("Not downloaded: \(status.notDownloaded) item\(status.notDownloaded == 1 ? "" : "s") (downloaded on first read)")
             if let error = status.error { print("Error:    \(error)") }
         }
 
@@ -78,7 +88,7 @@ struct CloudStatus: Encodable {
     var offlineSince: Date?
     var pendingUploads: Int
     var lastSync: Date?
-    /// Content is downloaded with its metadata, so nothing waits for a first read.
+    /// Items whose bytes are still in the cloud (placeholders).
     var notDownloaded: Int
     var error: String?
 
@@ -91,7 +101,7 @@ struct CloudStatus: Encodable {
         offlineSince = link.offlineSince
         pendingUploads = try SyncEngine(store: store, cloud: try CloudLocation.backend(link.location)).pendingUploads()
         lastSync = link.lastSync
-        notDownloaded = 0
+        notDownloaded = try store.placeholderIDs().count
         error = link.error
     }
 

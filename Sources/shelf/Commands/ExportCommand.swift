@@ -8,7 +8,8 @@ struct ExportCommand: ParsableCommand {
         abstract: "Write the library as the Markdown tree the mount shows.",
         discussion: """
             Files are written atomically (temp file, fsync, rename); unchanged files are not \
-            touched; files of items deleted since the last export are removed, and nothing else in DIR.
+            touched; files of items deleted since the last export are removed, and nothing else in DIR. \
+            Items not downloaded yet are downloaded first.
             """)
 
     @OptionGroup var library: LibraryOptions
@@ -17,7 +18,9 @@ struct ExportCommand: ParsableCommand {
     var directory: String
 
     func run() throws {
-        let summary = try Exporter.export(library.open(), to: URL(fileURLWithPath: directory).standardizedFileURL)
+        let store = try library.open()
+        try Downloads.fetch(of: store)
+        let summary = try Exporter.export(store, to: URL(fileURLWithPath: directory).standardizedFileURL)
         print(summary)
         if !summary.failed.isEmpty {
             throw CLIError("\(summary.failed.count) file\(summary.failed.count == 1 ? "" : "s") could not be exported (listed above); every other file was. Free space or move what is in the way, then export again.")

@@ -32,6 +32,10 @@ struct MountCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Seconds between sync rounds when the library is linked to a cloud.", valueName: "SECONDS"))
     var pollInterval: Double = 0.5
 
+    @Option(help: ArgumentHelp("How long a read of a not-downloaded file waits before it fails with EIO (`10` or `10s`).",
+                               valueName: "SECONDS"))
+    var downloadTimeout: Seconds = Seconds(10)
+
     func run() throws {
         let store = try library.open()
         let path = URL(fileURLWithPath: mountpoint).standardizedFileURL.path
@@ -39,7 +43,8 @@ struct MountCommand: ParsableCommand {
             LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
             let mount = try ShelfMount(store: store, mountpoint: path,
                                        options: ShelfMount.Options(allowOther: allowOther, debug: debug,
-                                                                   syncInterval: pollInterval))
+                                                                   syncInterval: pollInterval,
+                                                                   downloadTimeout: .milliseconds(Int64(downloadTimeout.value * 1000))))
             try mount.run()
         } else {
             try mountInBackground(store: store, mountpoint: path)
@@ -63,7 +68,7 @@ struct MountCommand: ParsableCommand {
         var arguments = ["mount", "--foreground", "--library", store.folder.path, path]
         if allowOther { arguments.append("--allow-other") }
         if debug { arguments.append("--debug") }
-        arguments += ["--poll-interval", String(pollInterval)]
+        arguments += ["--poll-interval", String(pollInterval), "--download-timeout", String(downloadTimeout.value)]
         let daemon = try Daemon.spawn(executable: Daemon.currentExecutable, arguments: arguments, log: log)
 
         let deadline = ContinuousClock.now + .seconds(30)
@@ -81,5 +86,18 @@ struct MountCommand: ParsableCommand {
             Thread.sleep(forTimeInterval: 0.02)
         }
         throw CLIError("the mount did not come up within 30 s; see \(log.path)")
+    }
+}
+
+/// A number of seconds on the command line: `10`, `2.5` or `10s`.
+struct Seconds: ExpressibleByArgument {
+    let value: Double
+
+    init(_ value: Double) { self.value = value }
+
+    init?(argument: String) {
+        let digits = argument.hasSuffix("s") ? String(argument.dropLast()) : argument
+        guard let value = Double(digits), value >= 0 else { return nil }
+        self.value = value
     }
 }

@@ -19,7 +19,8 @@ struct ShowCommand: ParsableCommand {
 
     func run() throws {
         let store = try library.open()
-        let record = try store.record(named: item)
+        var record = try store.record(named: item)
+        if try Downloads.fetch([record.item.id], of: store) > 0 { record = try store.record(named: record.item.id.rawValue) }
         guard let version else {
             FileHandle.standardOutput.write(record.content)  // the file's bytes, not a re-encoding
             return
@@ -57,9 +58,14 @@ struct HistoryCommand: ParsableCommand {
 }
 
 extension LibraryStore {
-    /// The live item a command's argument names: an id, or a path (a leading `/` allowed).
+    /// The live item a command's argument names: an id, a library path (a leading `/`
+    /// allowed), or the item's path inside a mount of this library.
     func record(named argument: String) throws -> ItemRecord {
-        let path = argument.hasPrefix("/") ? String(argument.dropFirst()) : argument
+        var path = argument.hasPrefix("/") ? String(argument.dropFirst()) : argument
+        let absolute = URL(fileURLWithPath: argument).standardizedFileURL.path
+        for mountpoint in ShelfMounts.mountpoints(ofLibrary: folder) where absolute.hasPrefix(mountpoint + "/") {
+            path = String(absolute.dropFirst(mountpoint.count + 1))
+        }
         guard let record = try record(id: ItemID(argument)) ?? record(atPath: path) else {
             throw CLIError("no item with id or path \"\(argument)\". `shelf list` shows ids and paths.")
         }

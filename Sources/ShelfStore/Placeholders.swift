@@ -1,0 +1,124 @@
+import Foundation
+import GRDB
+import ShelfModel
+
+/// An item known from the cloud whose bytes are not on this device yet: listed under its real
+/// name with its true size, downloaded when first read.
+public struct Placeholder: Hashable, Sendable {
+    public var id: ItemID
+    public var kind: ItemKind
+    public var path: String
+    public var title: String
+    /// The size of the bytes in the cloud, which `stat` shows.
+    public var size: Int
+    /// The name of the bytes in the cloud.
+    public var hash: String
+    public var modified: Date
+    public var permissions: UInt32
+
+    public init(id: ItemID, kind: ItemKind, path: String, title: String, size: Int, hash: String, modified: Date,
+                permissions: UInt32) {
+        self.id = id
+        self.kind = kind
+        self.path = path
+        self.title = title
+        self.size = size
+        self.hash = hash
+        self.modified = modified
+        self.permissions = permissions
+    }
+}
+
+/// Where an item's bytes are: on this device, or in the cloud (with why the last download
+/// failed, if it did).
+public struct DownloadState: Hashable, Sendable {
+    public var hash: String
+    public var error: String?
+
+    static func of(_ id: ItemID, in db: Database) throws -> DownloadState? {
+        try Row.fetchOne(db.cachedStatement(sql: "SELECT hash, error FROM item_download WHERE item_id = ?"),
+                         arguments: [id.rawValue]).map { DownloadState(hash: $0[0], error: $0[1]) }
+    }
+}
+
+extension StoreWriter {
+    /// Makes item `id` a placeholder at `placeholder.path` (which the caller has checked is
+    /// free): its record is a stand-in with the title until the bytes arrive, its file shows
+    /// nothing yet but `stat` the true size. Bytes it had are kept in its history.
+    @discardableResult
+    public func savePlaceholder(_ placeholder: Placeholder) throws -> ItemRecord {
+        var stand: Item = placeholder.kind == .book ? .book(Book(title: placeholder.title))
+                                                    : .note(Note(title: placeholder.title))
+        stand.id = placeholder.id
+        let wasLive: Bool
+        if let stored = try queries.stored(id: placeholder.id) {
+            wasLive = stored.isLive
+            if try downloadState(of: placeholder.id) == nil { try keepInHistory(stored.record) }
+            try db.cachedStatement(sql: """
+                UPDATE item SET kind = ?, title = ?, path = ?, version = version + 1, modified = ?, record = ?,
+                                content = X'', size = ?, draft_diagnostics = NULL, favorite = 0, source_id = NULL,
+                                trashed_at = NULL, permissions = ?
+                WHERE serial = ?
+                """).execute(arguments: [
+                    placeholder.kind.rawValue, placeholder.title, placeholder.path, placeholder.modified.storedSeconds,
+                    try coding.encode(stand), placeholder.size, placeholder.permissions, stored.serial,
+                ])
+            try SearchIndex.reindex(stand, serial: stored.serial, in: db)
+        } else {
+            wasLive = false
+            try insertRow(ItemRecord(item: stand, version: 1, path: placeholder.path, modified: placeholder.modified,
+                                     content: Data(), draftDiagnostics: nil, permissions: placeholder.permissions))
+            try db.cachedStatement(sql: "UPDATE item SET size = ?, permissions = ? WHERE id = ?")
+                .execute(arguments: [placeholder.size, placeholder.permissions, placeholder.id.rawValue])
+        }
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO item_download (item_id, hash, error) VALUES (?, ?, NULL)")
+            .execute(arguments: [placeholder.id.rawValue, placeholder.hash])
+        try ChangeFeed.append(wasLive ? .updated : .added, id: placeholder.id, path: placeholder.path, in: db)
+        guard let record = try queries.liveRecord(id: placeholder.id) else { throw StoreError.itemNotFound(placeholder.id) }
+        return record
+    }
+
+    /// Puts the downloaded `bytes` of placeholder `id` in place: the file then shows them
+    /// (parsed into the record, or as a draft), with the times it had. The placeholder leaves
+    /// no trace in the history.
+    @discardableResult
+    public func fillPlaceholder(_ id: ItemID, with bytes: Data) throws -> ItemRecord {
+        guard try downloadState(of: id) != nil, let stored = try queries.storedRow(id: id), stored.isLive,
+              let kind = ItemKind(rawValue: stored.kind) else { throw StoreError.itemNotFound(id) }
+        let record = try saveFile(bytes, of: id, kind: kind, at: stored.path, basedOn: nil, modified: stored.modified)
+        try db.cachedStatement(sql: "DELETE FROM item_history WHERE item_id = ? AND version = ?")
+            .execute(arguments: [id.rawValue, stored.version])
+        return record
+    }
+
+    /// Where item `id`'s bytes are: nil when they are on this device.
+    public func downloadState(of id: ItemID) throws -> DownloadState? { try DownloadState.of(id, in: db) }
+
+    /// Records why downloading item `id` failed (nil: clears it).
+    public func setDownloadError(_ error: String?, of id: ItemID) throws {
+        try db.cachedStatement(sql: "UPDATE item_download SET error = ? WHERE item_id = ?")
+            .execute(arguments: [error, id.rawValue])
+    }
+
+    /// The byte count `stat` shows for item `id` (a placeholder's true size).
+    public func fileSize(of id: ItemID) throws -> Int? {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT size FROM item WHERE id = ?"), arguments: [id.rawValue])
+    }
+}
+
+extension LibraryStore {
+    /// Where item `id`'s bytes are: nil when they are on this device.
+    public func downloadState(of id: ItemID) throws -> DownloadState? {
+        try readDatabase { try DownloadState.of(id, in: $0) }
+    }
+
+    /// Every placeholder's id.
+    public func placeholderIDs() throws -> [ItemID] {
+        try readDatabase { db in
+            try String.fetchAll(db, sql: """
+                SELECT item_download.item_id FROM item_download JOIN item ON item.id = item_download.item_id
+                WHERE item.trashed_at IS NULL
+                """).map(ItemID.init(rawValue:))
+        }
+    }
+}
