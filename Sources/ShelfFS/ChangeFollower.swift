@@ -105,12 +105,37 @@ final class ChangeFollower: @unchecked Sendable {
             forgetName(MountPath(known.path), deletedInode: current == nil ? itemInode : nil)
         }
         // A file with unsaved writes keeps showing them: its save will keep both sides.
-        if let itemInode, let known, let current, fileSystem.saves.buffers.buffer(of: itemInode)?.isDirty != true {
+        let isDirty = itemInode.flatMap { fileSystem.saves.buffers.buffer(of: $0)?.isDirty } == true
+        if let itemInode, let known, let current, !isDirty {
             if known.version != current.version {
                 fileSystem.invalidate(.content(Inode(itemInode)))
             } else if known.modified != current.modified || known.permissions != current.permissions {
                 fileSystem.invalidate(.attributes(Inode(itemInode)))
             }
+        }
+        announce(id, from: known, to: current, isDirty: isDirty)
+    }
+
+    /// Has the change repeated through the mount for inotify watchers, where the kernel knows
+    /// the folder (a watch holds its inode, so no other folder can have one).
+    private func announce(_ id: ItemID, from known: ItemSummary?, to current: ItemSummary?, isDirty: Bool) {
+        let inodes = fileSystem.inodes
+        let isWatchable = { (path: MountPath) in inodes.kernelInode(for: .plain(path.parent)) != nil }
+        guard let current else {
+            if let known, isWatchable(MountPath(known.path)) { fileSystem.announcer.announce(.deleted(MountPath(known.path), id)) }
+            return
+        }
+        let path = MountPath(current.path)
+        guard let known else {
+            if isWatchable(path) { fileSystem.announcer.announce(.created(path, id)) }
+            return
+        }
+        let old = MountPath(known.path)
+        if old != path, isWatchable(old) || isWatchable(path) {
+            fileSystem.announcer.announce(.renamed(from: old, to: path, id))
+        }
+        if known.version != current.version, !isDirty, isWatchable(path) {
+            fileSystem.announcer.announce(.modified(path))
         }
     }
 
@@ -121,13 +146,14 @@ final class ChangeFollower: @unchecked Sendable {
         fileSystem.invalidate(.content(Inode(parent)))
     }
 
-    /// A name went away: drop it. `deletedInode`: the item itself is gone (trashed), which the
-    /// kernel tells watchers. A program that has the file open keeps reading it (the trash keeps
-    /// its bytes), and what it writes to it brings the item back.
+    /// A name went away: drop it. `deletedInode`: the item itself is gone (trashed), which
+    /// watchers hear of from the announcer's unlink, or without one from the kernel's delete
+    /// notification. A program that has the file open keeps reading it (the trash keeps its
+    /// bytes), and what it writes to it brings the item back.
     private func forgetName(_ path: MountPath, deletedInode inode: UInt64?) {
         guard let parent = fileSystem.inodes.kernelInode(for: .plain(path.parent)) else { return }
         fileSystem.invalidate(.content(Inode(parent)))
-        if let inode {
+        if let inode, !fileSystem.announcer.isAnnouncing {
             fileSystem.invalidate(.deletion(parent: Inode(parent), child: Inode(inode), name: path.name))
         } else {
             fileSystem.invalidate(.entry(parent: Inode(parent), name: path.name))

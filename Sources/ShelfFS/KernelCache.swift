@@ -13,6 +13,12 @@ final class KernelCache: Sendable {
         self.notifier.withLock { $0 = notifier }
     }
 
+    /// Waits (a while at most) until the kernel has received every invalidation queued so far.
+    /// Never from a request handler.
+    func waitUntilDelivered() {
+        notifier.withLock { $0 }?.waitUntilIdle(timeout: .seconds(2))
+    }
+
     /// Queues `invalidation` for the kernel (safe from request handlers: it only queues).
     func invalidate(_ invalidation: Notifier.Invalidation) {
         switch invalidation {

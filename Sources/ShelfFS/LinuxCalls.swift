@@ -1,7 +1,7 @@
 import Glibc
 
-/// Linux system calls that Swift's Glibc module does not import (`<sys/xattr.h>` and
-/// `renameat2`, which need `_GNU_SOURCE`), resolved once from the C library by name.
+/// Linux system calls that Swift's Glibc module does not import (`<sys/xattr.h>`,
+/// `renameat2` and `gettid`, which need `_GNU_SOURCE`), resolved once from the C library by name.
 enum LinuxCalls {
     static let xattrCreate: Int32 = 1  // XATTR_CREATE
     static let xattrReplace: Int32 = 2  // XATTR_REPLACE
@@ -13,12 +13,15 @@ enum LinuxCalls {
     typealias ListAttributes = @convention(c) (UnsafePointer<CChar>, UnsafeMutablePointer<CChar>?, Int) -> Int
     typealias RemoveAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
     typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
+    typealias GetThreadID = @convention(c) () -> Int32
 
     nonisolated(unsafe) static let lgetxattr: GetAttribute = resolve("lgetxattr")
     nonisolated(unsafe) static let lsetxattr: SetAttribute = resolve("lsetxattr")
     nonisolated(unsafe) static let llistxattr: ListAttributes = resolve("llistxattr")
     nonisolated(unsafe) static let lremovexattr: RemoveAttribute = resolve("lremovexattr")
     nonisolated(unsafe) static let renameat2: RenameAt2 = resolve("renameat2")
+    /// The calling thread's kernel id: what FUSE requests carry as their pid.
+    nonisolated(unsafe) static let gettid: GetThreadID = resolve("gettid")
 
     private static func resolve<F>(_ name: String) -> F {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else {

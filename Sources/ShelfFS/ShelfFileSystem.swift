@@ -65,6 +65,7 @@ final class ShelfFileSystem: Sendable {
     let logger = Logger(label: "shelf.fs")
     let namespaceLock = NSLock()
     let downloads: PlaceholderDownloads
+    let announcer: ChangeAnnouncer
     /// The change-feed position the index was loaded at: following starts there.
     let loadedSequence: Int64
 
@@ -75,6 +76,7 @@ final class ShelfFileSystem: Sendable {
          downloads: PlaceholderDownloads = PlaceholderDownloads(download: nil, timeout: .seconds(10))) throws {
         self.store = store
         self.downloads = downloads
+        announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
         plain = PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
         let journal = try SavePipeline.replayJournal(of: store, logger: logger)

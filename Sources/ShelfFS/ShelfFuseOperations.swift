@@ -31,8 +31,11 @@ public final class ShelfFuseOperations: FuseOperations {
 
     /// Connects to the mounted `session`: changes from outside the mount are pushed to the
     /// kernel through its notifier, and writers' closes come from its close watcher.
-    public func attach(to session: FuseSession) {
+    /// `mountpoint`: where the session is mounted, through which changes made elsewhere are
+    /// repeated for inotify watchers (``ChangeAnnouncer``).
+    public func attach(to session: FuseSession, at mountpoint: String) {
         fileSystem.kernel.attach(session.notifier)
+        fileSystem.announcer.start(mountpoint: mountpoint)
         fileSystem.startSaving(closeWatcher: session.closeWatcher)
         follower.start()
         do {
@@ -70,6 +73,7 @@ public final class ShelfFuseOperations: FuseOperations {
     /// Unmount: stop following and saving, then save every file's unsaved writes.
     public func destroy() {
         control.withLock { $0.take() }?.stop()
+        fileSystem.announcer.stop()
         follower.stop()
         fileSystem.saves.stop()
         PlainFileArea.finishRemovals()
@@ -87,7 +91,16 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func lookup(_ request: Request, parent: Inode, name: String, reply: EntryReply) {
-        answer(reply) { try fileSystem.lookup(parent: parent.rawValue, name: name) }
+        answer(reply) {
+            if fileSystem.announcer.isAnnouncing(request.pid),
+               let answer = fileSystem.announcer.lookup(try fileSystem.folderPath(parent.rawValue).appending(name)) {
+                switch answer {
+                case .absent: return .negative(timeout: .zero)
+                case .item(let id): return try fileSystem.entry(for: .item(id))
+                }
+            }
+            return try fileSystem.lookup(parent: parent.rawValue, name: name)
+        }
     }
 
     public func forget(inode: Inode, count: UInt64) {
@@ -98,8 +111,12 @@ public final class ShelfFuseOperations: FuseOperations {
         answer(reply) { try fileSystem.cachedAttributes(of: inode.rawValue) }
     }
 
+    /// The announcer's truncate to the same size only raises `IN_MODIFY`: it changes nothing.
     public func setattr(_ request: Request, inode: Inode, changes: AttributeChanges, reply: AttributesReply) {
-        answer(reply) { try fileSystem.setAttributes(inode.rawValue, changes: changes) }
+        answer(reply) {
+            if fileSystem.announcer.isAnnouncing(request.pid) { return try fileSystem.cachedAttributes(of: inode.rawValue) }
+            return try fileSystem.setAttributes(inode.rawValue, changes: changes)
+        }
     }
 
     public func readlink(_ request: Request, inode: Inode, reply: ReadlinkReply) {
@@ -116,7 +133,11 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func unlink(_ request: Request, parent: Inode, name: String, reply: EmptyReply) {
-        answer(reply) { try fileSystem.unlink(parent: parent.rawValue, name: name) }
+        answer(reply) {
+            // The announcer repeats a delete the store already has.
+            if fileSystem.announcer.isAnnouncing(request.pid) { return }
+            try fileSystem.unlink(parent: parent.rawValue, name: name)
+        }
     }
 
     public func rmdir(_ request: Request, parent: Inode, name: String, reply: EmptyReply) {
@@ -130,6 +151,8 @@ public final class ShelfFuseOperations: FuseOperations {
     public func rename(_ request: Request, parent: Inode, name: String, newParent: Inode, newName: String,
                        flags: RenameFlags, reply: EmptyReply) {
         answer(reply) {
+            // The announcer repeats a rename the store already has.
+            if fileSystem.announcer.isAnnouncing(request.pid) { return }
             try fileSystem.rename(parent: parent.rawValue, name: name, newParent: newParent.rawValue,
                                   newName: newName, flags: flags)
         }
@@ -148,7 +171,13 @@ public final class ShelfFuseOperations: FuseOperations {
 
     public func create(_ request: Request, parent: Inode, name: String, mode: UInt32, flags: OpenFlags,
                        reply: CreateReply) {
-        answer(reply) { try fileSystem.create(parent: parent.rawValue, name: name, mode: mode, flags: flags) }
+        answer(reply) {
+            if fileSystem.announcer.isAnnouncing(request.pid),
+               let id = fileSystem.announcer.createdItem(at: try fileSystem.folderPath(parent.rawValue).appending(name)) {
+                return CreatedFile(entry: try fileSystem.entry(for: .item(id)), file: OpenedFile())
+            }
+            return try fileSystem.create(parent: parent.rawValue, name: name, mode: mode, flags: flags)
+        }
     }
 
     /// A placeholder's read is answered when its download ends (or fails, with `EIO`): the

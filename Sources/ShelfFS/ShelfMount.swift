@@ -56,7 +56,7 @@ public final class ShelfMount: Sendable {
                                                                             debug: options.debug))
         syncRunner = engine.map { SyncRunner(engine: $0, interval: options.syncInterval, logger: Logger(label: "shelf.sync")) }
         try session.mount(at: mountpoint)
-        operations.attach(to: session)
+        operations.attach(to: session, at: mountpoint)
     }
 
     /// Serves the mount until it is unmounted (`fusermount3 -u`, SIGINT, SIGTERM); pending saves

@@ -180,6 +180,54 @@ import TestSupport
         }
     }
 
+    @Test func watchersOfTheOtherMountHearOfEveryChange() throws {
+        try withTwoDevices { a, b, cloud in
+            try a.run("cloud", "link", cloud, "--device", "laptop")
+            try b.run("cloud", "link", cloud, "--device", "desk")
+            try withBothMounted(a, b) { mountA, mountB in
+                let events = b.scratch.appendingPathComponent("events").path
+                let watcher = Process()
+                watcher.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
+                watcher.arguments = ["-m", "-r", "-q", "-e", "create,modify,close_write,moved_from,moved_to,delete",
+                                     "--format", "%e %w%f", "-o", events, mountB]
+                watcher.standardOutput = FileHandle.nullDevice
+                watcher.standardError = FileHandle.nullDevice
+                try watcher.run()
+                // Killed, not waited for: it holds a watch on the mount that must not outlive the test.
+                defer { kill(watcher.processIdentifier, SIGKILL) }
+                // inotifywait has no "ready" signal with -q: give it a moment to set its watches.
+                Thread.sleep(forTimeInterval: 1)
+                func heard(_ event: String, _ path: String) throws -> Bool {
+                    try eventually(within: .seconds(10)) {
+                        let lines = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
+                        return lines.split(separator: "\n").contains { $0.hasPrefix(event) && $0.hasSuffix(mountB + "/" + path) }
+                    }
+                }
+
+                try Data("new\n".utf8).write(to: URL(fileURLWithPath: mountA + "/Notes/Fresh.md"))
+                #expect(try heard("CREATE", "Notes/Fresh.md"))
+
+                try Data("changed\n".utf8).write(to: URL(fileURLWithPath: mountA + "/Notes/Fresh.md"))
+                #expect(try heard("MODIFY", "Notes/Fresh.md"))
+                #expect(try heard("CLOSE_WRITE", "Notes/Fresh.md"))
+                #expect(FileManager.default.contents(atPath: mountB + "/Notes/Fresh.md") == Data("changed\n".utf8))
+
+                try FileManager.default.moveItem(atPath: mountA + "/Notes/Fresh.md", toPath: mountA + "/Notes/Moved.md")
+                #expect(try heard("MOVED_FROM", "Notes/Fresh.md"))
+                #expect(try heard("MOVED_TO", "Notes/Moved.md"))
+
+                try FileManager.default.removeItem(atPath: mountA + "/Notes/Moved.md")
+                #expect(try heard("DELETE", "Notes/Moved.md"))
+
+                // The announcements changed nothing: no echo, no conflict, nothing pending.
+                #expect(FileManager.default.contents(atPath: mountB + "/Notes/Moved.md") == nil)
+                let listing = try FileManager.default.contentsOfDirectory(atPath: mountB + "/Notes")
+                #expect(!listing.contains { $0.contains("conflict") }, "\(listing)")
+                #expect(try eventually(within: .seconds(5)) { try b.run("cloud", "status").stdout.contains("Waiting to upload: 0") })
+            }
+        }
+    }
+
     static func attribute(_ name: String, of path: String, cli: ShelfCLI) throws -> String {
         try cli.tool("getfattr", "--only-values", "-n", name, path).stdout
     }

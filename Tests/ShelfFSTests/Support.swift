@@ -46,7 +46,7 @@ final class TestLibrary: @unchecked Sendable {
         defer { mounted.withLock { $0 = nil } }
         let options = ShelfFuseOperations.mountOptions(filesystemName: "shelf-test")
         return try TestMount.withMount(operations, options: options) { mount in
-            operations.attach(to: mount.session)
+            operations.attach(to: mount.session, at: mount.mountpoint)
             return try body(mount)
         }
     }

@@ -1,0 +1,151 @@
+import Foundation
+import FuseKit
+import Glibc
+import ShelfModel
+import Synchronization
+
+/// Makes inotify watchers on the mount (Obsidian, VS Code, `inotifywait`) hear of changes made
+/// elsewhere — another device through sync, the CLI, an import.
+///
+/// The kernel raises inotify events only for operations that pass through it, never for what a
+/// FUSE daemon changes on its own. So this type repeats each change through the mount point
+/// from its own thread, as a program would: an update is an open for writing, a truncate to
+/// the size the file has and a close (`IN_MODIFY`, `IN_CLOSE_WRITE`); a new item is a create
+/// (`IN_CREATE`); a rename is a rename (`IN_MOVED_FROM`/`IN_MOVED_TO`); a delete an unlink
+/// (`IN_DELETE`). The store already holds each
+/// change, so the mount answers this thread's requests from the view before it — a new name
+/// is "not there yet", a renamed one still at its old name — and changes nothing for them:
+/// they are never taken for a user's save, pushed back, or counted as a conflict.
+final class ChangeAnnouncer: @unchecked Sendable {
+    enum Announcement: Hashable {
+        case modified(MountPath)
+        case created(MountPath, ItemID)
+        case renamed(from: MountPath, to: MountPath, ItemID)
+        case deleted(MountPath, ItemID)
+    }
+
+    /// How the mount answers this thread's lookup of a name.
+    enum LookupAnswer: Equatable {
+        case absent
+        case item(ItemID)
+    }
+
+    private let waitForInvalidations: @Sendable () -> Void
+    /// Guards the thread's state, like every worker thread's in Shelf.
+    private let condition = NSCondition()
+    private var queue: [Announcement] = []
+    private var mountpoint: String?
+    private var isRunning = false
+    private var isStopped = false
+    /// The thread's kernel id, which FUSE requests carry as their pid.
+    private let threadID = Atomic<Int32>(0)
+    /// What the thread is doing now, for the handlers that answer it.
+    private let current = Mutex<Announcement?>(nil)
+
+    /// `waitForInvalidations`: returns once the kernel has dropped what the change made stale,
+    /// so a watcher that reads the file on the event reads the new bytes.
+    init(waitForInvalidations: @escaping @Sendable () -> Void) {
+        self.waitForInvalidations = waitForInvalidations
+    }
+
+    func start(mountpoint: String) {
+        condition.withLock {
+            guard !isRunning, !isStopped else { return }
+            self.mountpoint = mountpoint
+            isRunning = true
+            let thread = Thread { [self] in announceUntilStopped() }
+            thread.name = "shelf.announcer"
+            thread.start()
+        }
+    }
+
+    /// Stops as the mount goes away; announcements not made yet are dropped. Waits a moment
+    /// at most for the one under way (its system call fails once the mount is gone).
+    func stop() {
+        condition.withLock {
+            isStopped = true
+            queue.removeAll()
+            condition.broadcast()
+            let deadline = Date().addingTimeInterval(2)
+            while isRunning && condition.wait(until: deadline) {}
+        }
+    }
+
+    func announce(_ announcement: Announcement) {
+        condition.withLock {
+            guard !isStopped, !queue.contains(announcement) else { return }
+            queue.append(announcement)
+            condition.broadcast()
+        }
+    }
+
+    /// Whether announcements are being made (the mount is attached and not stopping).
+    var isAnnouncing: Bool {
+        condition.withLock { isRunning && !isStopped }
+    }
+
+    /// Whether a request comes from this thread.
+    func isAnnouncing(_ pid: Int32) -> Bool {
+        pid != 0 && pid == threadID.load(ordering: .relaxed)
+    }
+
+    /// The answer to this thread's lookup of `path` in the view before the change it repeats;
+    /// nil: answer as for anyone.
+    func lookup(_ path: MountPath) -> LookupAnswer? {
+        switch current.withLock({ $0 }) {
+        case .created(let created, _) where created == path: .absent
+        case .renamed(let from, _, let id) where from == path: .item(id)
+        case .renamed(_, let to, _) where to == path: .absent
+        case .deleted(let deleted, let id) where deleted == path: .item(id)
+        default: nil
+        }
+    }
+
+    /// The item this thread's create of `path` stands for.
+    func createdItem(at path: MountPath) -> ItemID? {
+        guard case .created(let created, let id)? = current.withLock({ $0 }), created == path else { return nil }
+        return id
+    }
+
+    private func announceUntilStopped() {
+        threadID.store(LinuxCalls.gettid(), ordering: .relaxed)
+        while let (announcement, mountpoint) = next() {
+            waitForInvalidations()
+            current.withLock { $0 = announcement }
+            perform(announcement, under: mountpoint)
+            current.withLock { $0 = nil }
+        }
+        condition.withLock {
+            isRunning = false
+            condition.broadcast()
+        }
+    }
+
+    private func next() -> (Announcement, String)? {
+        condition.withLock {
+            while queue.isEmpty && !isStopped { condition.wait() }
+            guard !isStopped, let mountpoint else { return nil }
+            return (queue.removeFirst(), mountpoint)
+        }
+    }
+
+    /// The system calls a program making the change would make; failures only mean a
+    /// watcher misses an event (the file itself is already right), so they are ignored.
+    private func perform(_ announcement: Announcement, under mountpoint: String) {
+        switch announcement {
+        case .modified(let path):
+            let file = open(mountpoint + "/" + path.rawValue, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
+            guard file >= 0 else { return }
+            var info = stat()
+            if fstat(file, &info) == 0 { _ = ftruncate(file, info.st_size) }
+            close(file)
+        case .created(let path, _):
+            let file = open(mountpoint + "/" + path.rawValue, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
+            if file >= 0 { close(file) }
+        case .renamed(let from, let to, _):
+            _ = rename(mountpoint + "/" + from.rawValue, mountpoint + "/" + to.rawValue)
+        case .deleted(let path, _):
+            _ = unlink(mountpoint + "/" + path.rawValue)
+        }
+    }
+}
