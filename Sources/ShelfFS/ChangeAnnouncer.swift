@@ -34,7 +34,7 @@ final class ChangeAnnouncer: @unchecked Sendable {
     /// Guards the thread's state, like every worker thread's in Shelf.
     private let condition = NSCondition()
     private var queue: [Announcement] = []
-    private var mountpoint: String?
+    private var mountpointPath: String?
     private var isRunning = false
     private var isStopped = false
     /// The thread's kernel id, which FUSE requests carry as their pid.
@@ -51,7 +51,7 @@ final class ChangeAnnouncer: @unchecked Sendable {
     func start(mountpoint: String) {
         condition.withLock {
             guard !isRunning, !isStopped else { return }
-            self.mountpoint = mountpoint
+            mountpointPath = mountpoint
             isRunning = true
             let thread = Thread { [self] in announceUntilStopped() }
             thread.name = "shelf.announcer"
@@ -77,6 +77,11 @@ final class ChangeAnnouncer: @unchecked Sendable {
             queue.append(announcement)
             condition.broadcast()
         }
+    }
+
+    /// Where the mount is, once attached.
+    var mountpoint: String? {
+        condition.withLock { mountpointPath }
     }
 
     /// Whether announcements are being made (the mount is attached and not stopping).
@@ -124,7 +129,7 @@ final class ChangeAnnouncer: @unchecked Sendable {
     private func next() -> (Announcement, String)? {
         condition.withLock {
             while queue.isEmpty && !isStopped { condition.wait() }
-            guard !isStopped, let mountpoint else { return nil }
+            guard !isStopped, let mountpoint = mountpointPath else { return nil }
             return (queue.removeFirst(), mountpoint)
         }
     }

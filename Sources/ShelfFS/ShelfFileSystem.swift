@@ -5,6 +5,7 @@ import Logging
 import ShelfModel
 import ShelfMarkdown
 import ShelfStore
+import Synchronization
 
 /// The filesystem a Shelf library shows: item files generated from the store, everything else
 /// stored verbatim in the plain-file area, and the `/.shelf/` status folder.
@@ -66,6 +67,8 @@ final class ShelfFileSystem: Sendable {
     let namespaceLock = NSLock()
     let downloads: PlaceholderDownloads
     let announcer: ChangeAnnouncer
+    /// The mount's device number, for finding its files in `/proc/locks`; learnt on first need.
+    private let mountDevice = Mutex<dev_t?>(nil)
     /// The change-feed position the index was loaded at: following starts there.
     let loadedSequence: Int64
 
@@ -330,6 +333,19 @@ final class ShelfFileSystem: Sendable {
     }
 
     // MARK: Reading and writing
+
+    /// Whether a program holds item `id`'s file now — unsaved writes in it, or a lock on it —
+    /// so a change from the cloud must wait. Never call it from a request handler: the first
+    /// call asks the mount for its device.
+    func isBusy(_ id: ItemID) -> Bool {
+        guard let inode = inodes.kernelInode(for: .item(id)) else { return false }  // nobody has it
+        if saves.buffers.buffer(of: inode)?.isDirty == true { return true }
+        guard let device = mountDevice.withLock({ device in
+            if device == nil, let mountpoint = announcer.mountpoint { device = KernelFileLocks.device(of: mountpoint) }
+            return device
+        }) else { return false }
+        return KernelFileLocks.lockedInodes(onDevice: device).contains(inode)
+    }
 
     /// The item `inode` stands for while its bytes are still in the cloud (and nothing
     /// written to it waits): reading it downloads it first.

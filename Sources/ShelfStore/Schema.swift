@@ -138,6 +138,13 @@ enum Schema {
                 ) WITHOUT ROWID;
                 -- Items this device keeps downloaded whatever the cache budget says.
                 CREATE TABLE item_pin (item_id TEXT PRIMARY KEY) WITHOUT ROWID;
+                -- Cloud changes held back while a program has the item locked or unsaved writes
+                -- in it, in arrival order.
+                CREATE TABLE sync_deferred (
+                    sequence INTEGER PRIMARY KEY AUTOINCREMENT,
+                    item_id TEXT NOT NULL,
+                    body BLOB NOT NULL
+                );
                 """)
         }
         return migrator

@@ -74,7 +74,9 @@ enum SyncLedger {
 
     /// Forgets the link and everything learnt through it; the items stay as they are.
     static func removeLink(in db: Database) throws {
-        try db.execute(sql: "DELETE FROM cloud_link; DELETE FROM cloud_change; DELETE FROM item_sync;")
+        try db.execute(sql: """
+            DELETE FROM cloud_link; DELETE FROM cloud_change; DELETE FROM item_sync; DELETE FROM sync_deferred;
+            """)
     }
 }
 
@@ -102,6 +104,29 @@ extension StoreWriter {
     public func setSyncedChange(_ change: String, of id: ItemID) throws {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO item_sync (item_id, change_id) VALUES (?, ?)")
             .execute(arguments: [id.rawValue, change])
+    }
+
+    /// Holds back a cloud change of item `id` until it can be applied.
+    public func deferChange(_ body: Data, of id: ItemID) throws {
+        try db.cachedStatement(sql: "INSERT INTO sync_deferred (item_id, body) VALUES (?, ?)")
+            .execute(arguments: [id.rawValue, body])
+    }
+
+    /// The changes held back, oldest first, by their place in the queue.
+    public func deferredChanges() throws -> [(sequence: Int64, item: ItemID, body: Data)] {
+        try Row.fetchAll(db, sql: "SELECT sequence, item_id, body FROM sync_deferred ORDER BY sequence").map {
+            ($0[0], ItemID(rawValue: $0[1]), $0[2])
+        }
+    }
+
+    public func removeDeferredChange(_ sequence: Int64) throws {
+        try db.cachedStatement(sql: "DELETE FROM sync_deferred WHERE sequence = ?").execute(arguments: [sequence])
+    }
+
+    /// Whether changes of item `id` are held back (later ones wait behind them).
+    public func hasDeferredChanges(of id: ItemID) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM sync_deferred WHERE item_id = ? LIMIT 1"),
+                          arguments: [id.rawValue]) != nil
     }
 
     /// Item `id` as stored, live or in the trash (`isTrashed`), with its extended attributes

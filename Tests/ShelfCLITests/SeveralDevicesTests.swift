@@ -228,6 +228,48 @@ import TestSupport
         }
     }
 
+    @Test func aLockHeldOnTheOtherMountDefersTheRemoteUpdateUntilReleased() throws {
+        try withTwoDevices { a, b, cloud in
+            try a.run("cloud", "link", cloud, "--device", "laptop")
+            try b.run("cloud", "link", cloud, "--device", "desk")
+            try withBothMounted(a, b) { mountA, mountB in
+                let note = "/Notes/Locked.md"
+                try Data("first\n".utf8).write(to: URL(fileURLWithPath: mountA + note))
+                #expect(try eventually(within: .seconds(10)) {
+                    FileManager.default.contents(atPath: mountB + note) == Data("first\n".utf8)
+                })
+
+                // A program on B takes an flock on its copy and holds it until `release` appears.
+                let release = b.scratch.appendingPathComponent("release").path
+                let held = b.scratch.appendingPathComponent("held").path
+                let holder = Process()
+                holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+                holder.arguments = ["-c", """
+                    import fcntl, os, sys, time
+                    f = open(sys.argv[1], "rb")
+                    fcntl.flock(f, fcntl.LOCK_EX)
+                    open(sys.argv[2], "w").close()
+                    for _ in range(600):
+                        if os.path.exists(sys.argv[3]): break
+                        time.sleep(0.05)
+                    """, mountB + note, held, release]
+                try holder.run()
+                defer { kill(holder.processIdentifier, SIGKILL) }
+                #expect(try eventually(within: .seconds(10)) { FileManager.default.fileExists(atPath: held) })
+
+                try Data("second\n".utf8).write(to: URL(fileURLWithPath: mountA + note))
+                Thread.sleep(forTimeInterval: 3)
+                #expect(FileManager.default.contents(atPath: mountB + note) == Data("first\n".utf8),
+                        "held back while locked")
+
+                FileManager.default.createFile(atPath: release, contents: nil)
+                #expect(try eventually(within: .seconds(5)) {
+                    FileManager.default.contents(atPath: mountB + note) == Data("second\n".utf8)
+                })
+            }
+        }
+    }
+
     static func attribute(_ name: String, of path: String, cli: ShelfCLI) throws -> String {
         try cli.tool("getfattr", "--only-values", "-n", name, path).stdout
     }

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import ShelfModel
 import ShelfStore
 import Testing
@@ -123,6 +124,31 @@ import TestSupport
         let copies = try c.files().filter { $0.key.contains("(conflict ") }
         #expect(copies.count == 1)
         #expect(copies.values.first == Data("one\nfrom a\n".utf8))
+    }
+
+    @Test func changesOfABusyItemWaitInOrderAndNothingElseDoes() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let held = try a.write("Notes/Held.md", "one\n")
+        let free = try a.write("Notes/Free.md", "free\n")
+        try devices.settle(a, b)
+
+        let busy = Mutex<Set<ItemID>>([held])
+        b.engine.deferChanges(whileBusy: { id in busy.withLock { $0.contains(id) } })
+        _ = try a.write("Notes/Held.md", "two\n")
+        try a.sync()
+        _ = try a.write("Notes/Held.md", "three\n")
+        _ = try a.write("Notes/Free.md", "free again\n")
+        try a.sync()
+        #expect(try b.sync().pulled == 1, "only the free item's change")
+        #expect(try b.text(id: held) == "one\n")
+        #expect(try b.text(id: free) == "free again\n")
+
+        busy.withLock { $0 = [] }
+        #expect(try b.sync().pulled == 2, "both held-back changes, in order")
+        #expect(try b.text(id: held) == "three\n")
+        #expect(try b.sync() == SyncEngine.Report())
     }
 
     @Test func anEditBeatsAConcurrentDelete() throws {

@@ -19,6 +19,9 @@ public final class SyncEngine: Sendable {
     public let cloud: any CloudBackend
     private let logger: Logger
     private let deviceNames = Mutex<[DeviceID: String]>([:])
+    /// Whether a program holds item `id` now (a lock on its file, unsaved writes in it): its
+    /// changes from the cloud wait until it lets go.
+    private let busyCheck = Mutex<@Sendable (ItemID) -> Bool>({ _ in false })
 
     /// Changes read from the cloud per round trip.
     private static let pullLimit = 1000
@@ -29,6 +32,12 @@ public final class SyncEngine: Sendable {
         self.store = store
         self.cloud = cloud
         self.logger = logger
+    }
+
+    /// Makes the engine hold back cloud changes of items for which `isBusy` is true (the
+    /// mount tells which of its files are locked or have unsaved writes).
+    public func deferChanges(whileBusy isBusy: @escaping @Sendable (ItemID) -> Bool) {
+        busyCheck.withLock { $0 = isBusy }
     }
 
     /// What one round did.
@@ -99,33 +108,63 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    /// Applies every batch of other devices past the cursor; returns how many changes.
+    /// Applies the changes held back whose items are free now, then every batch of other
+    /// devices past the cursor; returns how many changes were applied. A change of a busy item
+    /// (and every later one of that item) is held back, never dropped.
     private func pull() throws -> Int {
         let link = try requireLink()
-        let device = link.device
+        var applied = try applyDeferred(link)
         var cursor = try CloudCoding.decoder.decode(CloudCursor.self, from: link.cursor)
-        var applied = 0
+        let isBusy = busyCheck.withLock { $0 }
         while true {
             let (batches, _) = try cloud.batches(after: cursor, limit: Self.pullLimit)
             guard !batches.isEmpty else { return applied }
             for batch in batches {
                 cursor[batch.device] = batch.number
                 let encodedCursor = try CloudCoding.encoder.encode(cursor)
-                try store.write { writer in
-                    if batch.device != device {
-                        let applier = ChangeApplier(writer: writer, device: device, downloadsEagerly: link.downloadAll,
-                                                    content: cloud.content,
-                                                    storeContent: { try self.cloud.putContent($0, hash: $1) },
-                                                    deviceName: deviceName)
-                        for change in batch.changes { try applier.apply(change) }
+                applied += try store.write { writer in
+                    var count = 0
+                    if batch.device != link.device {
+                        let applier = applier(writer, link)
+                        for change in batch.changes {
+                            if try isBusy(change.itemID) || writer.hasDeferredChanges(of: change.itemID) {
+                                try writer.deferChange(try CloudCoding.encoder.encode(change), of: change.itemID)
+                            } else {
+                                try applier.apply(change)
+                                count += 1
+                            }
+                        }
                     }
-                    guard var link = try writer.cloudLink() else { throw SyncError.notLinked }
-                    link.cursor = encodedCursor
-                    try writer.setCloudLink(link)
+                    guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
+                    current.cursor = encodedCursor
+                    try writer.setCloudLink(current)
+                    return count
                 }
-                if batch.device != device { applied += batch.changes.count }
             }
         }
+    }
+
+    private func applyDeferred(_ link: CloudLinkState) throws -> Int {
+        let isBusy = busyCheck.withLock { $0 }
+        return try store.write { writer in
+            var stillBusy = Set<ItemID>()
+            var applied = 0
+            for deferred in try writer.deferredChanges() {
+                guard !stillBusy.contains(deferred.item), !isBusy(deferred.item) else {
+                    stillBusy.insert(deferred.item)
+                    continue
+                }
+                try applier(writer, link).apply(try CloudCoding.decoder.decode(CloudChange.self, from: deferred.body))
+                try writer.removeDeferredChange(deferred.sequence)
+                applied += 1
+            }
+            return applied
+        }
+    }
+
+    private func applier(_ writer: StoreWriter, _ link: CloudLinkState) -> ChangeApplier {
+        ChangeApplier(writer: writer, device: link.device, downloadsEagerly: link.downloadAll, content: cloud.content,
+                      storeContent: { try self.cloud.putContent($0, hash: $1) }, deviceName: deviceName)
     }
 
     /// Uploads every item that changed here since it last agreed with the cloud; returns how

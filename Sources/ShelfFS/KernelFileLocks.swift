@@ -1,0 +1,37 @@
+import Foundation
+import Glibc
+
+/// The locks programs hold on files of one mount — `flock`, `fcntl` record locks, open file
+/// description locks — as the kernel lists them in `/proc/locks`. The kernel keeps these
+/// locks, not the mount (FUSE passes them on only when asked to), so this is the one place a
+/// mount can learn that an editor or a script holds one of its files.
+enum KernelFileLocks {
+    /// The inode numbers on `device` that some process holds a lock on (or waits for).
+    static func lockedInodes(onDevice device: dev_t) -> Set<UInt64> {
+        guard let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return [] }
+        let prefix = String(format: "%02x:%02x:", major(device), minor(device))
+        var inodes = Set<UInt64>()
+        for line in table.split(separator: "\n") {
+            // `1: FLOCK  ADVISORY  WRITE 4242 00:35:17 0 EOF`; a waiter's line has `->` before FLOCK.
+            guard let file = line.split(separator: " ").first(where: { $0.hasPrefix(prefix) && $0.count > prefix.count }),
+                  let inode = UInt64(file.dropFirst(prefix.count)) else { continue }
+            inodes.insert(inode)
+        }
+        return inodes
+    }
+
+    /// The device a mounted folder's files are on.
+    static func device(of mountpoint: String) -> dev_t? {
+        var info = stat()
+        return stat(mountpoint, &info) == 0 ? info.st_dev : nil
+    }
+
+    /// glibc's `major`/`minor` (macros Swift does not import).
+    private static func major(_ device: dev_t) -> UInt32 {
+        UInt32(((device >> 8) & 0xfff) | ((device >> 32) & ~0xfff))
+    }
+
+    private static func minor(_ device: dev_t) -> UInt32 {
+        UInt32((device & 0xff) | ((device >> 12) & ~0xff))
+    }
+}
