@@ -6,6 +6,8 @@ import ShelfStore
 /// is stored with the item.
 enum ItemAttributes {
     static let shelfPrefix = "user.shelf."
+    /// The one `user.shelf.*` attribute a user sets: `1` keeps the item downloaded.
+    static let pin = shelfPrefix + "pin"
 
     static func isUserSettable(_ name: String) -> Bool {
         name.hasPrefix("user.") && !name.hasPrefix(shelfPrefix)
@@ -34,15 +36,16 @@ enum ItemAttributes {
         }
     }
 
-    /// `user.shelf.id`, `.kind`, `.version`, `.download`, and `.error` while an invalid save
-    /// is pending or the last download failed.
+    /// `user.shelf.id`, `.kind`, `.version`, `.download`, `.pin`, and `.error` while an
+    /// invalid save is pending or the last download failed.
     static func described(_ summary: ItemSummary, draftDiagnostics: [Diagnostic]?,
-                          download: Download) -> [String: [UInt8]] {
+                          download: Download, isPinned: Bool) -> [String: [UInt8]] {
         var attributes = [
             shelfPrefix + "id": summary.id.rawValue,
             shelfPrefix + "kind": summary.kind.rawValue,
             shelfPrefix + "version": String(summary.version),
             shelfPrefix + "download": download.name,
+            pin: isPinned ? "1" : "0",
         ]
         if let draftDiagnostics {
             attributes[shelfPrefix + "error"] = draftDiagnostics.map(\.description).joined(separator: "\n")

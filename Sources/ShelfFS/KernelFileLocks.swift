@@ -5,7 +5,7 @@ import Glibc
 /// description locks — as the kernel lists them in `/proc/locks`. The kernel keeps these
 /// locks, not the mount (FUSE passes them on only when asked to), so this is the one place a
 /// mount can learn that an editor or a script holds one of its files.
-enum KernelFileLocks {
+public enum KernelFileLocks {
     /// The inode numbers on `device` that some process holds a lock on (or waits for).
     static func lockedInodes(onDevice device: dev_t) -> Set<UInt64> {
         guard let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return [] }
@@ -18,6 +18,13 @@ enum KernelFileLocks {
             inodes.insert(inode)
         }
         return inodes
+    }
+
+    /// Whether some process holds a lock on the file at `path` (or waits for one).
+    public static func isLocked(_ path: String) -> Bool {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return false }
+        return lockedInodes(onDevice: info.st_dev).contains(UInt64(info.st_ino))
     }
 
     /// The device a mounted folder's files are on.

@@ -70,6 +70,11 @@ final class PlaceholderDownloads: Sendable {
         Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
+    /// A read found item `id` a placeholder that the index did not know of yet.
+    struct NotHere: Error {
+        let id: ItemID
+    }
+
     struct NotLinked: Error, CustomStringConvertible {
         var description: String { "the item's bytes are in the cloud, but this library is not linked to it any more" }
     }

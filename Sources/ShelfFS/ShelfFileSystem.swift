@@ -69,6 +69,8 @@ final class ShelfFileSystem: Sendable {
     let announcer: ChangeAnnouncer
     /// The mount's device number, for finding its files in `/proc/locks`; learnt on first need.
     private let mountDevice = Mutex<dev_t?>(nil)
+    /// When each item was last read through the mount: a cache budget evicts the oldest first.
+    let lastReads = Mutex<[ItemID: Date]>([:])
     /// The change-feed position the index was loaded at: following starts there.
     let loadedSequence: Int64
 
@@ -361,11 +363,16 @@ final class ShelfFileSystem: Sendable {
         kernel.staleAttributes.markStale(inode)
         switch key {
         case .item(let id):
+            lastReads.withLock { $0[id] = Date() }
             if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             if let version = index.version(of: id), let content = saves.recentSaves.content(of: id, version: version) {
                 return Self.slice(content, offset: offset, size: size)
             }
             guard let file = try store.file(id: id) else { throw Errno.noEntry }
+            // Evicted elsewhere (`shelf evict`) and not in the index yet: its bytes are the cloud's.
+            if file.content.count != index.summary(id: id)?.size, try store.downloadState(of: id) != nil {
+                throw PlaceholderDownloads.NotHere(id: id)
+            }
             return Self.slice(file.content, offset: offset, size: size)
         case .newItemFile:
             if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
@@ -544,6 +551,8 @@ final class ShelfFileSystem: Sendable {
             case .replaceOnly: LinuxCalls.xattrReplace
             }
             try plain.setAttribute(path, name: name, value: value, flags: flags)
+        case .item(let id) where name == ItemAttributes.pin:
+            try setPinned(String(decoding: value, as: UTF8.self) != "0", id)
         case .item(let id):
             try changeItemAttribute(id, name: name) { current in
                 switch (mode, current) {
@@ -561,6 +570,8 @@ final class ShelfFileSystem: Sendable {
         guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
         switch try keyWithWritesSaved(inode) {
         case .plain(let path): try plain.removeAttribute(path, name: name)
+        case .item(let id) where name == ItemAttributes.pin:
+            try setPinned(false, id)
         case .item(let id):
             try changeItemAttribute(id, name: name) { current in
                 guard current != nil else { throw Errno.noAttribute }
@@ -568,6 +579,17 @@ final class ShelfFileSystem: Sendable {
             }
         case .newItemFile, .status: throw Errno.noAttribute
         case nil: throw Errno.noEntry
+        }
+    }
+
+    /// `setfattr -n user.shelf.pin -v 1` keeps an item downloaded (and starts its download);
+    /// `-v 0` or removing the attribute lets the cache budget evict it again.
+    private func setPinned(_ pinned: Bool, _ id: ItemID) throws {
+        try store.write { try $0.setPinned(pinned, id) }
+        if pinned, index.summary(id: id)?.isPlaceholder == true {
+            downloads.whenDownloaded(id) { [logger] error in
+                if let error { logger.warning("cannot download pinned item \(id): \(error)") }
+            }
         }
     }
 
@@ -606,7 +628,8 @@ final class ShelfFileSystem: Sendable {
             download = .notDownloaded
         }
         return try store.extendedAttributes(id: id).mapValues { Array($0) }
-            .merging(ItemAttributes.described(summary, draftDiagnostics: diagnostics, download: download)) { _, shelf in shelf }
+            .merging(ItemAttributes.described(summary, draftDiagnostics: diagnostics, download: download,
+                                              isPinned: try store.isPinned(id))) { _, shelf in shelf }
     }
 
     // MARK: Symlinks and space

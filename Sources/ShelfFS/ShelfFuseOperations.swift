@@ -183,8 +183,17 @@ public final class ShelfFuseOperations: FuseOperations {
     /// A placeholder's read is answered when its download ends (or fails, with `EIO`): the
     /// request waits, not the worker thread.
     public func read(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, size: Int, reply: DataReply) {
-        guard let id = fileSystem.placeholder(inode.rawValue) else {
-            return answer(reply) { try fileSystem.read(inode.rawValue, offset: offset, size: size) }
+        let id: ItemID
+        if let placeholder = fileSystem.placeholder(inode.rawValue) {
+            id = placeholder
+        } else {
+            do {
+                return reply.succeed(try fileSystem.read(inode.rawValue, offset: offset, size: size))
+            } catch let notHere as PlaceholderDownloads.NotHere {
+                id = notHere.id
+            } catch {
+                return answer(reply) { throw error }
+            }
         }
         fileSystem.downloads.whenDownloaded(id) { [self] error in
             if let error {

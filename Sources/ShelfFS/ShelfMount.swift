@@ -50,7 +50,8 @@ public final class ShelfMount: Sendable {
         var download: (@Sendable (ItemID) throws -> Void)?
         if let engine { download = { try engine.download($0) } }
         operations = try ShelfFuseOperations(store: store, download: download, downloadTimeout: options.downloadTimeout)
-        engine?.deferChanges(whileBusy: { [fileSystem = operations.fileSystem] in fileSystem.isBusy($0) })
+        engine?.considerBusy { [fileSystem = operations.fileSystem] in fileSystem.isBusy($0) }
+        engine?.evictByLastRead { [fileSystem = operations.fileSystem] in fileSystem.lastReads.withLock { $0 } }
         session = try FuseSession(filesystem: operations,
                                   options: ShelfFuseOperations.mountOptions(filesystemName: "shelf:" + store.folder.path,
                                                                             allowOther: options.allowOther,

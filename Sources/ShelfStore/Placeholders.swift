@@ -35,6 +35,10 @@ public struct DownloadState: Hashable, Sendable {
     public var hash: String
     public var error: String?
 
+    static func isPinned(_ id: ItemID, in db: Database) throws -> Bool {
+        try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM item_pin WHERE item_id = ?"), arguments: [id.rawValue]) != nil
+    }
+
     static func of(_ id: ItemID, in db: Database) throws -> DownloadState? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT hash, error FROM item_download WHERE item_id = ?"),
                          arguments: [id.rawValue]).map { DownloadState(hash: $0[0], error: $0[1]) }
@@ -44,16 +48,17 @@ public struct DownloadState: Hashable, Sendable {
 extension StoreWriter {
     /// Makes item `id` a placeholder at `placeholder.path` (which the caller has checked is
     /// free): its record is a stand-in with the title until the bytes arrive, its file shows
-    /// nothing yet but `stat` the true size. Bytes it had are kept in its history.
+    /// nothing yet but `stat` the true size. Bytes it had are kept in its history unless
+    /// `evicting` (they are the cloud's, and the point is to free their room).
     @discardableResult
-    public func savePlaceholder(_ placeholder: Placeholder) throws -> ItemRecord {
+    public func savePlaceholder(_ placeholder: Placeholder, evicting: Bool = false) throws -> ItemRecord {
         var stand: Item = placeholder.kind == .book ? .book(Book(title: placeholder.title))
                                                     : .note(Note(title: placeholder.title))
         stand.id = placeholder.id
         let wasLive: Bool
         if let stored = try queries.stored(id: placeholder.id) {
             wasLive = stored.isLive
-            if try downloadState(of: placeholder.id) == nil { try keepInHistory(stored.record) }
+            if try !evicting && downloadState(of: placeholder.id) == nil { try keepInHistory(stored.record) }
             try db.cachedStatement(sql: """
                 UPDATE item SET kind = ?, title = ?, path = ?, version = version + 1, modified = ?, record = ?,
                                 content = X'', size = ?, draft_diagnostics = NULL, favorite = 0, source_id = NULL,
@@ -100,6 +105,13 @@ extension StoreWriter {
             .execute(arguments: [error, id.rawValue])
     }
 
+    public func setPinned(_ pinned: Bool, _ id: ItemID) throws {
+        try db.cachedStatement(sql: pinned ? "INSERT OR IGNORE INTO item_pin (item_id) VALUES (?)"
+                                           : "DELETE FROM item_pin WHERE item_id = ?").execute(arguments: [id.rawValue])
+    }
+
+    public func isPinned(_ id: ItemID) throws -> Bool { try DownloadState.isPinned(id, in: db) }
+
     /// The byte count `stat` shows for item `id` (a placeholder's true size).
     public func fileSize(of id: ItemID) throws -> Int? {
         try Int.fetchOne(db.cachedStatement(sql: "SELECT size FROM item WHERE id = ?"), arguments: [id.rawValue])
@@ -110,6 +122,32 @@ extension LibraryStore {
     /// Where item `id`'s bytes are: nil when they are on this device.
     public func downloadState(of id: ItemID) throws -> DownloadState? {
         try readDatabase { try DownloadState.of(id, in: $0) }
+    }
+
+    public func isPinned(_ id: ItemID) throws -> Bool {
+        try readDatabase { try DownloadState.isPinned(id, in: $0) }
+    }
+
+    /// Live items whose bytes are here and that are not pinned: what a cache budget may evict,
+    /// with their sizes and times.
+    public func evictableItems() throws -> [(id: ItemID, size: Int, modified: Date)] {
+        try readDatabase { db in
+            try Row.fetchAll(db, sql: """
+                SELECT id, size, modified FROM item
+                WHERE trashed_at IS NULL
+                  AND id NOT IN (SELECT item_id FROM item_download) AND id NOT IN (SELECT item_id FROM item_pin)
+                """).map { (ItemID(rawValue: $0[0]), $0[1], Date(storedSeconds: $0[2])) }
+        }
+    }
+
+    /// Bytes of live items held on this device (placeholders hold none).
+    public func downloadedBytes() throws -> Int {
+        try readDatabase { db in
+            try Int.fetchOne(db, sql: """
+                SELECT COALESCE(SUM(size), 0) FROM item
+                WHERE trashed_at IS NULL AND id NOT IN (SELECT item_id FROM item_download)
+                """) ?? 0
+        }
     }
 
     /// Every placeholder's id.

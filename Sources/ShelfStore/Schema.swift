@@ -129,6 +129,7 @@ enum Schema {
                     change_id TEXT NOT NULL
                 ) WITHOUT ROWID;
                 ALTER TABLE cloud_link ADD COLUMN download_all INTEGER NOT NULL DEFAULT 0;
+                ALTER TABLE cloud_link ADD COLUMN cache_limit INTEGER;
                 -- Placeholders: items whose bytes are still in the cloud, by hash (and why the
                 -- last download failed). The item row holds their metadata and true size.
                 CREATE TABLE item_download (

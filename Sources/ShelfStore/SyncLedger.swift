@@ -24,10 +24,12 @@ public struct CloudLinkState: Hashable, Sendable {
     public var error: String?
     /// Download every item's bytes as it arrives, instead of on first read.
     public var downloadAll: Bool
+    /// At most this many bytes of downloaded items are kept here; nil: no budget.
+    public var cacheLimit: Int?
 
     public init(location: String, cloud: String, device: String, deviceName: String, cursor: Data,
                 nextBatch: Int64, pushedSequence: Int64, linked: Date, lastSync: Date? = nil,
-                offlineSince: Date? = nil, error: String? = nil, downloadAll: Bool = false) {
+                offlineSince: Date? = nil, error: String? = nil, downloadAll: Bool = false, cacheLimit: Int? = nil) {
         self.location = location
         self.cloud = cloud
         self.device = device
@@ -40,6 +42,7 @@ public struct CloudLinkState: Hashable, Sendable {
         self.offlineSince = offlineSince
         self.error = error
         self.downloadAll = downloadAll
+        self.cacheLimit = cacheLimit
     }
 }
 
@@ -51,31 +54,33 @@ enum SyncLedger {
     static func link(in db: Database) throws -> CloudLinkState? {
         try Row.fetchOne(db, sql: """
             SELECT location, cloud, device, device_name, cursor, next_batch, pushed_sequence, linked, last_sync,
-                   offline_since, error, download_all
+                   offline_since, error, download_all, cache_limit
             FROM cloud_link
             """).map { row in
             CloudLinkState(location: row[0], cloud: row[1], device: row[2], deviceName: row[3], cursor: row[4],
                            nextBatch: row[5], pushedSequence: row[6], linked: Date(storedSeconds: row[7]),
                            lastSync: (row[8] as Double?).map(Date.init(storedSeconds:)),
                            offlineSince: (row[9] as Double?).map(Date.init(storedSeconds:)), error: row[10],
-                           downloadAll: row[11])
+                           downloadAll: row[11], cacheLimit: row[12])
         }
     }
 
     static func setLink(_ link: CloudLinkState, in db: Database) throws {
         try db.execute(sql: """
             INSERT OR REPLACE INTO cloud_link (singleton, location, cloud, device, device_name, cursor, next_batch,
-                                               pushed_sequence, linked, last_sync, offline_since, error, download_all)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                               pushed_sequence, linked, last_sync, offline_since, error, download_all,
+                                               cache_limit)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [link.location, link.cloud, link.device, link.deviceName, link.cursor, link.nextBatch,
                              link.pushedSequence, link.linked.storedSeconds, link.lastSync?.storedSeconds,
-                             link.offlineSince?.storedSeconds, link.error, link.downloadAll])
+                             link.offlineSince?.storedSeconds, link.error, link.downloadAll, link.cacheLimit])
     }
 
     /// Forgets the link and everything learnt through it; the items stay as they are.
     static func removeLink(in db: Database) throws {
         try db.execute(sql: """
             DELETE FROM cloud_link; DELETE FROM cloud_change; DELETE FROM item_sync; DELETE FROM sync_deferred;
+            DELETE FROM item_pin;
             """)
     }
 }

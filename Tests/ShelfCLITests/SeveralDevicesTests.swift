@@ -270,6 +270,36 @@ import TestSupport
         }
     }
 
+    @Test func pinningThroughTheMountDownloadsAndEvictingALockedFileIsRefused() throws {
+        try withTwoDevices { a, b, cloud in
+            try a.run("cloud", "link", cloud, "--device", "laptop")
+            try b.run("cloud", "link", cloud, "--device", "desk")
+            try withBothMounted(a, b) { _, mountB in
+                let path = mountB + "/Notes/Stoic themes.md"
+                #expect(try Self.attribute("user.shelf.download", of: path, cli: b) == "not-downloaded")
+                #expect(try b.tool("setfattr", "-n", "user.shelf.pin", "-v", "1", path).status == 0)
+                #expect(try eventually(within: .seconds(10)) {
+                    try Self.attribute("user.shelf.download", of: path, cli: b) == "downloaded"
+                })
+                #expect(try Self.attribute("user.shelf.pin", of: path, cli: b) == "1")
+                let pinned = try b.run("evict", path)
+                #expect(pinned.status != 0 && pinned.stderr.contains("pinned"), "\(pinned.stderr)")
+
+                #expect(try b.run("unpin", path).status == 0)
+                let locked = try b.tool("flock", path, ShelfCLI.executable.path, "evict", path, "--library", b.library.path)
+                #expect(locked.status != 0 && locked.stderr.contains("EBUSY"), "\(locked.stderr)")
+                #expect(try Self.attribute("user.shelf.download", of: path, cli: b) == "downloaded")
+
+                let evicted = try b.run("evict", path)
+                #expect(evicted.status == 0, "\(evicted.stderr)")
+                #expect(try eventually(within: .seconds(5)) {
+                    try Self.attribute("user.shelf.download", of: path, cli: b) == "not-downloaded"
+                })
+                #expect(FileManager.default.contents(atPath: path) == Data(try a.run("show", "Notes/Stoic themes.md").stdout.utf8))
+            }
+        }
+    }
+
     static func attribute(_ name: String, of path: String, cli: ShelfCLI) throws -> String {
         try cli.tool("getfattr", "--only-values", "-n", name, path).stdout
     }

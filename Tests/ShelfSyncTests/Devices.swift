@@ -24,10 +24,10 @@ final class Devices {
     }
 
     /// A new library linked to the cloud under `name`.
-    func device(_ name: String) throws -> Device {
+    func device(_ name: String, cacheLimit: Int? = nil) throws -> Device {
         let store = try LibraryStore.create(at: folder.child(name))
         try deliver()
-        try SyncEngine.link(store, to: cloud(for: name), deviceName: name)
+        try SyncEngine.link(store, to: cloud(for: name), deviceName: name, cacheLimit: cacheLimit)
         try deliver()
         return Device(store: store, engine: SyncEngine(store: store, cloud: cloud(for: name)))
     }

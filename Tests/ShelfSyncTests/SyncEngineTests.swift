@@ -135,7 +135,7 @@ import TestSupport
         try devices.settle(a, b)
 
         let busy = Mutex<Set<ItemID>>([held])
-        b.engine.deferChanges(whileBusy: { id in busy.withLock { $0.contains(id) } })
+        b.engine.considerBusy { id in busy.withLock { $0.contains(id) } }
         _ = try a.write("Notes/Held.md", "two\n")
         try a.sync()
         _ = try a.write("Notes/Held.md", "three\n")
@@ -149,6 +149,47 @@ import TestSupport
         #expect(try b.sync().pulled == 2, "both held-back changes, in order")
         #expect(try b.text(id: held) == "three\n")
         #expect(try b.sync() == SyncEngine.Report())
+    }
+
+    @Test func evictingFreesTheBytesAndTheNextReadBringsThemBack() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let id = try a.write("Notes/Evict me.md", "bytes worth keeping\n")
+        try a.sync()
+        try a.engine.evict(id)
+        #expect(try a.store.summary(id: id)?.isPlaceholder == true)
+        #expect(try a.store.summary(id: id)?.size == 20)
+        #expect(try a.store.history(id: id).isEmpty, "evicted bytes are not kept twice")
+        #expect(try a.sync() == SyncEngine.Report(), "an eviction is nothing to tell the cloud")
+        #expect(try a.text(id: id) == "bytes worth keeping\n")
+
+        // What may not be evicted stays, with the reason.
+        try a.engine.pin(id)
+        #expect(throws: EvictError.pinned) { try a.engine.evict(id) }
+        try a.engine.pin(id, false)
+        _ = try a.write("Notes/Evict me.md", "changed, not uploaded\n")
+        #expect(throws: EvictError.notUploaded) { try a.engine.evict(id) }
+        try a.sync()
+        a.engine.considerBusy { _ in true }
+        #expect(throws: EvictError.busy) { try a.engine.evict(id) }
+        #expect(try a.store.summary(id: id)?.isPlaceholder == false)
+    }
+
+    @Test func theCacheBudgetEvictsTheLeastRecentlyReadFirst() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let ids = try (1...3).map { try a.write("Notes/Item \($0).md", String(repeating: "\($0)", count: 100) + "\n") }
+        try a.sync()
+        let b = try devices.device("b", cacheLimit: 250)
+        try b.sync()
+        for id in ids { _ = try b.text(id: id) }
+        let now = Date()
+        b.engine.evictByLastRead { [ids[0]: now, ids[1]: now.addingTimeInterval(-60), ids[2]: now.addingTimeInterval(-30)] }
+        try b.engine.pin(ids[1])
+        try b.sync()
+        // 303 bytes held, 250 allowed: the least recently read item that is not pinned goes.
+        #expect(try ids.map { try b.store.summary(id: $0)?.isPlaceholder } == [false, false, true])
+        #expect(try b.store.downloadedBytes() <= 250)
     }
 
     @Test func anEditBeatsAConcurrentDelete() throws {

@@ -37,4 +37,6 @@ public protocol CloudBackend: Sendable {
     func putContent(_ bytes: Data, hash: ContentHash) throws
     /// The bytes stored under `hash`, checked against it; nil when they have not arrived.
     func content(_ hash: ContentHash) throws -> Data?
+    /// Whether bytes are stored under `hash` (without reading them).
+    func hasContent(_ hash: ContentHash) throws -> Bool
 }

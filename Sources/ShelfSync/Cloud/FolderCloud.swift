@@ -124,6 +124,10 @@ public struct FolderCloud: CloudBackend {
         return bytes
     }
 
+    public func hasContent(_ hash: ContentHash) throws -> Bool {
+        FileManager.default.fileExists(atPath: contentFileURL(hash).path)
+    }
+
     private func contentFileURL(_ hash: ContentHash) -> URL {
         contentURL.appendingPathComponent(String(hash.rawValue.prefix(2)), isDirectory: true)
             .appendingPathComponent(hash.rawValue)

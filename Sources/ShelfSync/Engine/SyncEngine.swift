@@ -22,6 +22,8 @@ public final class SyncEngine: Sendable {
     /// Whether a program holds item `id` now (a lock on its file, unsaved writes in it): its
     /// changes from the cloud wait until it lets go.
     private let busyCheck = Mutex<@Sendable (ItemID) -> Bool>({ _ in false })
+    /// When the mount last served each item, for evicting the least recently read first.
+    private let readTimes = Mutex<@Sendable () -> [ItemID: Date]>({ [:] })
 
     /// Changes read from the cloud per round trip.
     private static let pullLimit = 1000
@@ -34,10 +36,15 @@ public final class SyncEngine: Sendable {
         self.logger = logger
     }
 
-    /// Makes the engine hold back cloud changes of items for which `isBusy` is true (the
-    /// mount tells which of its files are locked or have unsaved writes).
-    public func deferChanges(whileBusy isBusy: @escaping @Sendable (ItemID) -> Bool) {
+    /// Tells the engine which items a program holds (the mount knows which of its files are
+    /// locked or have unsaved writes): their cloud changes wait, and they are never evicted.
+    public func considerBusy(_ isBusy: @escaping @Sendable (ItemID) -> Bool) {
         busyCheck.withLock { $0 = isBusy }
+    }
+
+    /// Makes the cache budget evict the items `lastRead` says were read longest ago first.
+    public func evictByLastRead(_ lastRead: @escaping @Sendable () -> [ItemID: Date]) {
+        readTimes.withLock { $0 = lastRead }
     }
 
     /// What one round did.
@@ -54,7 +61,7 @@ public final class SyncEngine: Sendable {
     @discardableResult
     /// `downloadAll`: fetch every item's bytes as they arrive instead of on first read.
     public static func link(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String,
-                            downloadAll: Bool = false) throws -> CloudLinkState {
+                            downloadAll: Bool = false, cacheLimit: Int? = nil) throws -> CloudLinkState {
         if let link = try store.cloudLink() { throw SyncError.alreadyLinked(location: link.location) }
         let identity: CloudIdentity
         do {
@@ -67,7 +74,8 @@ public final class SyncEngine: Sendable {
         try cloud.register(device)
         let link = CloudLinkState(location: cloud.location, cloud: identity.cloud, device: device.id,
                                   deviceName: deviceName, cursor: try CloudCoding.encoder.encode(CloudCursor()),
-                                  nextBatch: 1, pushedSequence: 0, linked: Date(), downloadAll: downloadAll)
+                                  nextBatch: 1, pushedSequence: 0, linked: Date(), downloadAll: downloadAll,
+                                  cacheLimit: cacheLimit)
         try store.write { try $0.setCloudLink(link) }
         return link
     }
@@ -80,13 +88,15 @@ public final class SyncEngine: Sendable {
 
     // MARK: Rounds
 
-    /// Pulls, then pushes; records the outcome (last sync, offline since, error) in the link.
+    /// Pulls, then pushes, then keeps the cache budget; records the outcome (last sync, offline
+    /// since, error) in the link.
     @discardableResult
     public func sync() throws -> Report {
         try withRoundLock {
             do {
                 try checkIdentity()
                 let report = Report(pulled: try pull(), pushed: try push())
+                try enforceCacheLimit(lastRead: readTimes.withLock { $0 }())
                 try record { $0.lastSync = Date(); $0.offlineSince = nil; $0.error = nil }
                 return report
             } catch {
@@ -253,6 +263,59 @@ public final class SyncEngine: Sendable {
         }
     }
 
+    /// Turns downloaded item `id` back into a placeholder, freeing its bytes here: only when
+    /// the cloud holds exactly these bytes, and never for a pinned, changed, locked or open item
+    /// (`EvictError`).
+    public func evict(_ id: ItemID) throws {
+        let isBusy = busyCheck.withLock { $0 }
+        _ = try requireLink()
+        let candidate = try store.write { writer -> (ItemState, String)? in
+            guard let local = try ItemState.stored(id, in: writer), local.state.operation == .put else {
+                throw StoreError.itemNotFound(id)
+            }
+            guard local.content != nil else { return nil }  // not here already
+            if try writer.isPinned(id) { throw EvictError.pinned }
+            if try local.state.needsPush(since: writer.syncedCloudChange(of: id)) { throw EvictError.notUploaded }
+            return (local.state, local.title)
+        }
+        guard let (state, title) = candidate else { return }
+        guard try cloud.hasContent(state.hash) else { throw EvictError.notUploaded }
+        if isBusy(id) { throw EvictError.busy }
+        try store.write { writer in
+            // Changed meanwhile: nothing is evicted.
+            guard let now = try ItemState.stored(id, in: writer), now.state.matches(state), now.content != nil,
+                  let kind = ItemKind(rawValue: state.kind) else { throw EvictError.busy }
+            try writer.savePlaceholder(Placeholder(id: id, kind: kind, path: state.path, title: title, size: state.size,
+                                                   hash: state.hash.rawValue, modified: state.modified,
+                                                   permissions: state.permissions), evicting: true)
+        }
+    }
+
+    /// Keeps `pinned` items downloaded whatever the cache budget (and downloads them now).
+    public func pin(_ id: ItemID, _ pinned: Bool = true) throws {
+        try store.write { try $0.setPinned(pinned, id) }
+        if pinned { try download(id) }
+    }
+
+    /// Evicts the least recently read downloaded items until what is held here fits the cache
+    /// budget; returns how many. `lastRead`: when the mount last served each item (items it
+    /// has not served count by their modification time). Items that may not be evicted
+    /// (changed, locked, pinned) are passed over.
+    @discardableResult
+    public func enforceCacheLimit(lastRead: [ItemID: Date]) throws -> Int {
+        guard let limit = try store.cloudLink()?.cacheLimit else { return 0 }
+        var held = try store.downloadedBytes()
+        guard held > limit else { return 0 }
+        let candidates = try store.evictableItems().sorted { (lastRead[$0.id] ?? $0.modified) < (lastRead[$1.id] ?? $1.modified) }
+        var evicted = 0
+        for candidate in candidates where held > limit {
+            guard (try? evict(candidate.id)) != nil else { continue }
+            held -= candidate.size
+            evicted += 1
+        }
+        return evicted
+    }
+
     /// Downloads every placeholder; returns how many.
     @discardableResult
     public func downloadAll() throws -> Int {
@@ -316,6 +379,23 @@ public final class SyncEngine: Sendable {
             guard errno == EINTR else { throw SystemCallError("lock \(path)") }
         }
         return try body()
+    }
+}
+
+/// Why an item's bytes stay here when asked to evict them.
+public enum EvictError: Error, Equatable, CustomStringConvertible {
+    case pinned
+    /// It changed here since the cloud last heard of it, or the cloud lacks its bytes.
+    case notUploaded
+    /// A program holds it (a lock, unsaved writes) or it changed while being evicted.
+    case busy
+
+    public var description: String {
+        switch self {
+        case .pinned: "it is pinned to this device; `shelf unpin` it first."
+        case .notUploaded: "it has changes the cloud has not received yet; sync first (`shelf sync`)."
+        case .busy: "a program is using it (a lock, or writes not saved yet); close it and try again."
+        }
     }
 }
 

@@ -27,11 +27,15 @@ struct CloudCommand: ParsableCommand {
         var download: DownloadPolicy?
 
         enum DownloadPolicy: String, ExpressibleByArgument { case all }
+        @Option(help: ArgumentHelp("Keep at most this much downloaded (`500M`, `2G`); the least recently read items are evicted first.",
+                                   valueName: "SIZE"))
+        var cacheLimit: ByteCount?
 
         func run() throws {
             let store = try library.open()
             let cloud = try CloudLocation.backend(location)
-            let link = try SyncEngine.link(store, to: cloud, deviceName: device, downloadAll: download == .all)
+            let link = try SyncEngine.link(store, to: cloud, deviceName: device, downloadAll: download == .all,
+                                           cacheLimit: cacheLimit?.bytes)
             let report = try SyncEngine(store: store, cloud: cloud).sync()
             print("Linked to the cloud at \(link.location) as \(link.deviceName): \(report.pulled) changes in, \(report.pushed) items uploaded.")
         }
@@ -73,6 +77,7 @@ struct CloudCommand: ParsableCommand {
             print("Last sync: \(status.lastSync.map(Self.format) ?? "never")")
             print("Waiting to upload: \(status.pendingUploads) item\(status.pendingUploads == 1 ? "" : "s")")
             print("Not downloaded: \(status.notDownloaded) item\(status.notDownloaded == 1 ? "" : "s") (downloaded on first read)")
+            print("Held here: \(status.cacheBytes) bytes\(status.cacheLimitBytes.map { " of at most \($0)" } ?? "")")
             if let error = status.error { print("Error:    \(error)") }
         }
 
@@ -90,6 +95,9 @@ struct CloudStatus: Encodable {
     var lastSync: Date?
     /// Items whose bytes are still in the cloud (placeholders).
     var notDownloaded: Int
+    /// Bytes of items held on this device, and the budget for them (null: none).
+    var cacheBytes: Int
+    var cacheLimitBytes: Int?
     var error: String?
 
     /// nil when the library is not linked.
@@ -102,6 +110,8 @@ struct CloudStatus: Encodable {
         pendingUploads = try SyncEngine(store: store, cloud: try CloudLocation.backend(link.location)).pendingUploads()
         lastSync = link.lastSync
         notDownloaded = try store.placeholderIDs().count
+        cacheBytes = try store.downloadedBytes()
+        cacheLimitBytes = link.cacheLimit
         error = link.error
     }
 
@@ -137,5 +147,17 @@ struct SyncCommand: ParsableCommand {
         // Rounds end whole or not at all, so Ctrl-C may stop this at any moment.
         SyncRunner(engine: engine, interval: pollInterval, logger: Logger(label: "shelf.sync")).start()
         while true { Thread.sleep(forTimeInterval: 3600) }
+    }
+}
+
+/// A size on the command line: `1500`, `500K`, `20M`, `2G` (powers of 1024).
+struct ByteCount: ExpressibleByArgument {
+    let bytes: Int
+
+    init?(argument: String) {
+        let units: [Character: Int] = ["K": 1 << 10, "M": 1 << 20, "G": 1 << 30]
+        let unit = argument.last.flatMap { units[Character($0.uppercased())] }
+        guard let number = Double(unit == nil ? argument : String(argument.dropLast())), number >= 0 else { return nil }
+        bytes = Int(number * Double(unit ?? 1))
     }
 }

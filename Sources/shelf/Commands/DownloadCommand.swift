@@ -3,6 +3,7 @@ import Foundation
 import ShelfModel
 import ShelfStore
 import ShelfSync
+import ShelfFS
 
 struct DownloadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -24,6 +25,79 @@ struct DownloadCommand: ParsableCommand {
         let ids = all ? try store.placeholderIDs() : try items.map { try store.record(named: $0).item.id }
         let count = try Downloads.fetch(ids, of: store)
         print("Downloaded \(count) item\(count == 1 ? "" : "s").")
+    }
+}
+
+struct PinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "pin",
+        abstract: "Keep items downloaded on this device whatever the cache budget (downloading them now).",
+        discussion: "In a mount, `setfattr -n user.shelf.pin -v 1 FILE` does the same.")
+    @OptionGroup var library: LibraryOptions
+    @Argument(help: "Items by id, library path or path in a mount.")
+    var items: [String]
+
+    func run() throws {
+        let (store, engine) = try DownloadControl.open(library)
+        for item in items { try engine.pin(try store.record(named: item).item.id) }
+        print("Pinned \(items.count) item\(items.count == 1 ? "" : "s").")
+    }
+}
+
+struct UnpinCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "unpin", abstract: "Let the cache budget evict items again.")
+    @OptionGroup var library: LibraryOptions
+    @Argument(help: "Items by id, library path or path in a mount.")
+    var items: [String]
+
+    func run() throws {
+        let (store, engine) = try DownloadControl.open(library)
+        for item in items { try engine.pin(try store.record(named: item).item.id, false) }
+        print("Unpinned \(items.count) item\(items.count == 1 ? "" : "s").")
+    }
+}
+
+struct EvictCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "evict",
+        abstract: "Free the room of downloaded items whose bytes the cloud holds; they download again on the next read.",
+        discussion: "Pinned items, items with changes not uploaded yet, and items a program holds locked are refused (EBUSY), and nothing else changes.")
+    @OptionGroup var library: LibraryOptions
+    @Argument(help: "Items by id, library path or path in a mount.")
+    var items: [String]
+
+    func run() throws {
+        let (store, engine) = try DownloadControl.open(library)
+        let mounts = ShelfMounts.mountpoints(ofLibrary: store.folder)
+        engine.considerBusy { id in
+            guard let path = try? store.summary(id: id)?.path else { return false }
+            return mounts.contains { KernelFileLocks.isLocked($0 + "/" + path) }
+        }
+        var refused: [String] = []
+        for item in items {
+            let record = try store.record(named: item)
+            do {
+                try engine.evict(record.item.id)
+            } catch let error as EvictError {
+                refused.append("\(record.path): \(error)")
+            }
+        }
+        guard refused.isEmpty else {
+            throw CLIError("EBUSY: \(refused.count) of \(items.count) not evicted:\n  " + refused.joined(separator: "\n  "))
+        }
+        print("Evicted \(items.count) item\(items.count == 1 ? "" : "s"); they download again when read.")
+    }
+}
+
+/// The store and sync engine of a linked library, for the download-control commands.
+enum DownloadControl {
+    static func open(_ library: LibraryOptions) throws -> (LibraryStore, SyncEngine) {
+        let store = try library.open()
+        guard let link = try store.cloudLink() else {
+            throw CLIError("this library is not linked to a cloud, so every item is on this device; link it with `shelf cloud link DIR`.")
+        }
+        return (store, SyncEngine(store: store, cloud: try CloudLocation.backend(link.location)))
     }
 }
 
