@@ -317,3 +317,59 @@ import TestSupport
         return files
     }
 }
+
+/// `kill -9` of `shelf` in the middle of pushing and of downloading: the next run resumes,
+/// and both devices end with the same files, none lost, none twice.
+@Suite(.serialized) struct SyncCrashTests {
+    @Test func killedMidPushAndMidDownloadBothConverge() throws {
+        let count = 2000
+        let a = try ShelfCLI()
+        let b = try ShelfCLI()
+        let cloud = a.scratch.appendingPathComponent("cloud").path
+        let source = a.scratch.appendingPathComponent("vault")
+        try FileManager.default.createDirectory(at: source.appendingPathComponent("Notes"), withIntermediateDirectories: true)
+        for number in 1...count {
+            let text = "Note \(number)\n" + String(repeating: "A line of the note number \(number).\n", count: 40)
+            try Data(text.utf8).write(to: source.appendingPathComponent("Notes/Note \(number).md"))
+        }
+        try a.run("init", a.library.path)
+        try #require(try a.run("import", source.path).status == 0)
+
+        // Killed while linking (its first sync pushes every item): the kill must land mid-push,
+        // so later attempts wait longer until one finds the push under way.
+        var interrupted = false
+        for delay in ["0.05", "0.1", "0.2", "0.4"] where !interrupted {
+            try? FileManager.default.removeItem(atPath: cloud)
+            _ = try a.run("cloud", "unlink")
+            let killed = try a.tool("timeout", "-s", "KILL", delay, ShelfCLI.executable.path, "cloud", "link", cloud,
+                                    "--device", "a", "--library", a.library.path)
+            let status = try a.run("cloud", "status", "--json")
+            let pending = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["pendingUploads"] as? Int
+            interrupted = Self.wasKilled(killed) && (pending ?? 0) > 0
+        }
+        #expect(interrupted, "no kill landed in the middle of the push")
+        let finished = try a.run("sync")
+        try #require(finished.status == 0, "\(finished.stderr)")
+        #expect(try a.run("cloud", "status").stdout.contains("Waiting to upload: 0"))
+
+        try b.run("init", b.library.path)
+        try #require(try b.run("cloud", "link", cloud, "--device", "b").status == 0)
+        let killed = try b.tool("timeout", "-s", "KILL", "0.3", ShelfCLI.executable.path, "download", "--all",
+                                "--library", b.library.path)
+        #expect(Self.wasKilled(killed), "the download ran to its end before the kill")
+        let downloaded = try b.run("download", "--all")
+        #expect(downloaded.status == 0, "\(downloaded.stderr)")
+
+        let exports = [a, b].map { $0.scratch.appendingPathComponent("export").path }
+        for (cli, folder) in zip([a, b], exports) { try #require(try cli.run("export", folder).status == 0) }
+        let filesA = try SeveralDevicesTests.files(under: exports[0])
+        #expect(filesA.keys.filter { $0.hasSuffix(".md") }.count == count)
+        #expect(filesA == (try SeveralDevicesTests.files(under: exports[1])))
+        #expect(!filesA.keys.contains { $0.contains("conflict") })
+    }
+
+    /// `timeout -s KILL` kills its group, itself included: 9 (killed by the signal) or 137.
+    static func wasKilled(_ result: CommandResult) -> Bool {
+        result.status == SIGKILL || result.status == 128 + SIGKILL
+    }
+}
