@@ -5,6 +5,7 @@ import Logging
 import ShelfModel
 import ShelfMarkdown
 import ShelfStore
+import ShelfSync
 import Synchronization
 
 /// The filesystem a Shelf library shows: item files generated from the store, everything else
@@ -76,11 +77,14 @@ final class ShelfFileSystem: Sendable {
 
     /// Prepares the plain-file area (top folders and every item's folder) and loads the index.
     /// `idleSaveDelay`: how long a written file is left alone before it is saved without a close.
-    /// `downloads`: fills placeholders from the cloud on first read.
-    init(store: LibraryStore, idleSaveDelay: TimeInterval = 1,
-         downloads: PlaceholderDownloads = PlaceholderDownloads(download: nil, timeout: .seconds(10))) throws {
+    /// `sync`: the engine of a library linked to a cloud, which fills placeholders on first
+    /// read (a reader waits at most `downloadTimeout`) and reports to `/.shelf/sync.json`.
+    init(store: LibraryStore, idleSaveDelay: TimeInterval = 1, sync: SyncEngine? = nil,
+         downloadTimeout: Duration = .seconds(10)) throws {
         self.store = store
-        self.downloads = downloads
+        var download: PlaceholderDownloads.Download?
+        if let sync { download = { try sync.download($0) } }
+        downloads = PlaceholderDownloads(download: download, timeout: downloadTimeout)
         announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
         plain = PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
@@ -88,7 +92,7 @@ final class ShelfFileSystem: Sendable {
         loadedSequence = try store.lastSequence()
         let summaries = try store.summaries()
         index = ItemIndex(summaries)
-        statusFolder = StatusFolder(store: store, index: index)
+        statusFolder = StatusFolder(store: store, index: index, sync: sync)
         listings = FolderListings(index: index, inodes: inodes, plain: plain, folders: folders, newItemFiles: newItemFiles)
         saves = SavePipeline(store: store, journal: journal, idleSaveDelay: idleSaveDelay, index: index, inodes: inodes,
                              plain: plain, folders: folders, newItemFiles: newItemFiles, kernel: kernel,

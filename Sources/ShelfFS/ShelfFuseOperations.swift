@@ -3,6 +3,7 @@ import Synchronization
 import FuseKit
 import ShelfModel
 import ShelfStore
+import ShelfSync
 
 /// The kernel's side of a Shelf mount: forwards each FUSE request to the library filesystem
 /// and answers it, and follows the library's change feed while mounted.
@@ -20,12 +21,16 @@ public final class ShelfFuseOperations: FuseOperations {
     /// Loads the library's index. Throws the store's error when the library cannot be read.
     /// `idleSaveDelay`: how long a file may go unwritten before its writes are saved without
     /// a close (see ``SaveScheduler``).
-    /// `download`: brings a placeholder's bytes from the cloud (nil for a library not linked
-    /// to one); a reader waits for it at most `downloadTimeout`, then gets `EIO`.
-    public init(store: LibraryStore, idleSaveDelay: TimeInterval = 1,
-                download: (@Sendable (ItemID) throws -> Void)? = nil, downloadTimeout: Duration = .seconds(10)) throws {
-        fileSystem = try ShelfFileSystem(store: store, idleSaveDelay: idleSaveDelay,
-                                         downloads: PlaceholderDownloads(download: download, timeout: downloadTimeout))
+    /// `sync`: the engine of a library linked to a cloud (nil otherwise). Placeholders are
+    /// filled through it — a reader waits at most `downloadTimeout`, then gets `EIO` — and it
+    /// learns which files programs hold (their cloud changes wait; they are never evicted) and
+    /// which were read last (the cache budget evicts the others first).
+    public init(store: LibraryStore, idleSaveDelay: TimeInterval = 1, sync: SyncEngine? = nil,
+                downloadTimeout: Duration = .seconds(10)) throws {
+        fileSystem = try ShelfFileSystem(store: store, idleSaveDelay: idleSaveDelay, sync: sync,
+                                         downloadTimeout: downloadTimeout)
+        sync?.considerBusy { [fileSystem] in fileSystem.isBusy($0) }
+        sync?.evictByLastRead { [fileSystem] in fileSystem.lastReads.withLock { $0 } }
         follower = ChangeFollower(fileSystem: fileSystem, after: fileSystem.loadedSequence)
     }
 

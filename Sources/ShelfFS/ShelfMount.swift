@@ -43,15 +43,8 @@ public final class ShelfMount: Sendable {
     /// /dev/fuse) when the mount cannot be made.
     public init(store: LibraryStore, mountpoint: String, options: Options = Options()) throws {
         self.mountpoint = mountpoint
-        var engine: SyncEngine?
-        if let link = try store.cloudLink() {
-            engine = SyncEngine(store: store, cloud: try CloudLocation.backend(link.location))
-        }
-        var download: (@Sendable (ItemID) throws -> Void)?
-        if let engine { download = { try engine.download($0) } }
-        operations = try ShelfFuseOperations(store: store, download: download, downloadTimeout: options.downloadTimeout)
-        engine?.considerBusy { [fileSystem = operations.fileSystem] in fileSystem.isBusy($0) }
-        engine?.evictByLastRead { [fileSystem = operations.fileSystem] in fileSystem.lastReads.withLock { $0 } }
+        let engine = try store.cloudLink().map { SyncEngine(store: store, cloud: try CloudLocation.backend($0.location)) }
+        operations = try ShelfFuseOperations(store: store, sync: engine, downloadTimeout: options.downloadTimeout)
         session = try FuseSession(filesystem: operations,
                                   options: ShelfFuseOperations.mountOptions(filesystemName: "shelf:" + store.folder.path,
                                                                             allowOther: options.allowOther,

@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import FuseKit
 import ShelfStore
+import ShelfSync
 
 /// The read-only `/.shelf/` folder: what `shelf status` knows, readable by any tool.
 ///
@@ -12,7 +13,7 @@ import ShelfStore
 /// kernel drops cached pages exactly when they are stale.
 final class StatusFolder: Sendable {
     /// The files the folder holds.
-    static let fileNames = ["errors.txt", "status.json"]
+    static let fileNames = ["errors.txt", "status.json", "sync.json"]
 
     struct Snapshot {
         var bytes: [UInt8]
@@ -21,11 +22,14 @@ final class StatusFolder: Sendable {
 
     let store: LibraryStore
     let index: ItemIndex
+    /// The engine of a library linked to a cloud, for `sync.json`.
+    let sync: SyncEngine?
     private let snapshots = Mutex<[String: Snapshot]>([:])
 
-    init(store: LibraryStore, index: ItemIndex) {
+    init(store: LibraryStore, index: ItemIndex, sync: SyncEngine?) {
         self.store = store
         self.index = index
+        self.sync = sync
     }
 
     /// Generates `name` anew and keeps it as the snapshot reads are served from.
@@ -49,6 +53,7 @@ final class StatusFolder: Sendable {
         switch name {
         case "errors.txt": return Array(try errorsReport().utf8)
         case "status.json": return try statusJSON()
+        case "sync.json": return Array(try sync?.status()?.encoded() ?? Data("null\n".utf8))
         default: throw Errno.noEntry
         }
     }

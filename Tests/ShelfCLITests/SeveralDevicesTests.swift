@@ -138,6 +138,12 @@ import TestSupport
                     """, path, timeout: .seconds(30))
                 #expect(readers.status == 0, "\(readers.stderr)")
                 #expect(Data(readers.stdout.utf8) == original)
+                let counted = try b.run("cloud", "status", "--json")
+                let mountStatus = try #require(try JSONSerialization.jsonObject(with: Data(counted.stdout.utf8)) as? [String: Any])
+                #expect(mountStatus["downloads"] as? Int == 1, "one download for fifty readers: \(counted.stdout)")
+                #expect(mountStatus["uploads"] as? Int == 0)
+                #expect(FileManager.default.contents(atPath: mountB + "/.shelf/sync.json").map { String(decoding: $0, as: UTF8.self) }?
+                            .contains("\"device\" : \"desk\"") == true)
                 #expect(try Self.attribute("user.shelf.download", of: path, cli: b) == "downloaded")
                 #expect(eventually(within: .seconds(5)) { stat(path, &info) == 0 && info.st_blocks > 0 })
             }

@@ -22,6 +22,12 @@ public final class SyncEngine: Sendable {
     /// Whether a program holds item `id` now (a lock on its file, unsaved writes in it): its
     /// changes from the cloud wait until it lets go.
     private let busyCheck = Mutex<@Sendable (ItemID) -> Bool>({ _ in false })
+    /// Downloads and uploads since this engine started, for the status.
+    let counts = Counts()
+    final class Counts: Sendable {
+        let downloads = Atomic<Int>(0)
+        let uploads = Atomic<Int>(0)
+    }
     /// When the mount last served each item, for evicting the least recently read first.
     private let readTimes = Mutex<@Sendable () -> [ItemID: Date]>({ [:] })
 
@@ -219,6 +225,7 @@ public final class SyncEngine: Sendable {
                 try writer.setCloudLink(current)
             }
             pushed += outgoing.count
+            counts.uploads.add(outgoing.count, ordering: .relaxed)
         }
     }
 
@@ -257,6 +264,7 @@ public final class SyncEngine: Sendable {
                 guard try writer.downloadState(of: id)?.hash == state.hash else { return }
                 try writer.fillPlaceholder(id, with: bytes)
             }
+            counts.downloads.add(1, ordering: .relaxed)
         } catch {
             try? store.write { try $0.setDownloadError("\(error)", of: id) }
             throw error

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import ShelfFS
 import ShelfStore
 import ShelfSync
 
@@ -67,10 +68,10 @@ struct CloudCommand: ParsableCommand {
 
         func run() throws {
             let store = try library.open()
-            guard let status = try CloudStatus(store: store) else {
+            guard let status = try SyncStatus.of(store) else {
                 throw CLIError("this library is not linked to a cloud; link it with `shelf cloud link DIR`.")
             }
-            if json { return try printJSON(status) }
+            if json { return FileHandle.standardOutput.write(try status.encoded()) }
             print("Cloud:    \(status.cloud)")
             print("Device:   \(status.device)")
             print("Online:   \(status.online ? "yes" : "no, since \(status.offlineSince.map(Self.format) ?? "?")")")
@@ -78,6 +79,7 @@ struct CloudCommand: ParsableCommand {
             print("Waiting to upload: \(status.pendingUploads) item\(status.pendingUploads == 1 ? "" : "s")")
             print("Not downloaded: \(status.notDownloaded) item\(status.notDownloaded == 1 ? "" : "s") (downloaded on first read)")
             print("Held here: \(status.cacheBytes) bytes\(status.cacheLimitBytes.map { " of at most \($0)" } ?? "")")
+            print("Since the mount started: \(status.downloads) downloads, \(status.uploads) uploads")
             if let error = status.error { print("Error:    \(error)") }
         }
 
@@ -85,40 +87,16 @@ struct CloudCommand: ParsableCommand {
     }
 }
 
-/// What `shelf cloud status --json` prints (and `shelf status` summarises).
-struct CloudStatus: Encodable {
-    var cloud: String
-    var device: String
-    var online: Bool
-    var offlineSince: Date?
-    var pendingUploads: Int
-    var lastSync: Date?
-    /// Items whose bytes are still in the cloud (placeholders).
-    var notDownloaded: Int
-    /// Bytes of items held on this device, and the budget for them (null: none).
-    var cacheBytes: Int
-    var cacheLimitBytes: Int?
-    var error: String?
-
-    /// nil when the library is not linked.
-    init?(store: LibraryStore) throws {
+extension SyncStatus {
+    /// The library's sync status: from its mount when mounted (which counts the mount's
+    /// downloads and uploads), else from the library; nil when not linked.
+    static func of(_ store: LibraryStore) throws -> SyncStatus? {
+        for mountpoint in ShelfMounts.mountpoints(ofLibrary: store.folder) {
+            if let json = FileManager.default.contents(atPath: mountpoint + "/.shelf/sync.json"),
+               let status = try? SyncStatus.decoded(from: json) { return status }
+        }
         guard let link = try store.cloudLink() else { return nil }
-        cloud = link.location
-        device = link.deviceName
-        online = link.offlineSince == nil
-        offlineSince = link.offlineSince
-        pendingUploads = try SyncEngine(store: store, cloud: try CloudLocation.backend(link.location)).pendingUploads()
-        lastSync = link.lastSync
-        notDownloaded = try store.placeholderIDs().count
-        cacheBytes = try store.downloadedBytes()
-        cacheLimitBytes = link.cacheLimit
-        error = link.error
-    }
-
-    /// One line for `shelf status`.
-    var summary: String {
-        let state = online ? (error == nil ? "online" : "error: \(error!)") : "offline since \(offlineSince.map { ISO8601DateFormatter().string(from: $0) } ?? "?")"
-        return "\(cloud) as \(device), \(state), \(pendingUploads) waiting to upload"
+        return try SyncEngine(store: store, cloud: try CloudLocation.backend(link.location)).status()
     }
 }
 

@@ -50,7 +50,7 @@ struct StatusCommand: ParsableCommand {
             unsavedInJournal: SaveJournal.leftoverCount(library: store.folder),
             changeSequence: try store.lastSequence(),
             mountedAt: ShelfMounts.mountpoints(ofLibrary: store.folder),
-            sync: try CloudStatus(store: store)?.summary ?? "not linked to a cloud copy")
+            sync: try SyncStatus.of(store)?.summary ?? "not linked to a cloud copy")
         if json { return try printJSON(status) }
 
         print("Library: \(status.library)")
