@@ -192,6 +192,35 @@ import TestSupport
         #expect(try b.store.downloadedBytes() <= 250)
     }
 
+    @Test func offlineEditsOfDifferentKeysAndPassagesMergeEverywhere() throws {
+        for delayed in [false, true] {
+            let devices = try Devices(delayed: delayed)
+            let a = try devices.device("a")
+            let b = try devices.device("b")
+            let book = "---\ntitle: Dune\nrating: 3\n---\n# Dune\n\n## Passages\n\n### Page 1 ^p1\n> Fear is the mind-killer.\n\n"
+            let id = try a.write("Books/Dune.md", book)
+            try devices.settle(a, b)
+            _ = try b.text(id: id)
+
+            _ = try a.write("Books/Dune.md", book.replacingOccurrences(of: "rating: 3", with: "rating: 5")
+                + "### Page 2 ^p2\n> I must not fear.\n\n")
+            _ = try b.write("Books/Dune.md", book.replacingOccurrences(of: "title: Dune\n", with: "title: Dune\nauthor: Frank Herbert\n")
+                + "### Page 3 ^p3\n> The spice must flow.\n\n")
+            // Delayed: both push before either sees the other; otherwise b rebases onto a's push.
+            try a.sync()
+            try b.sync()
+            try devices.settle(a, b)
+
+            for device in [a, b] {
+                let text = try #require(try device.text(id: id))
+                #expect(text.contains("rating: 5") && text.contains("author: Frank Herbert"), "\(text)")
+                #expect(text.contains("I must not fear.") && text.contains("The spice must flow."), "\(text)")
+                #expect(try !device.files().keys.contains { $0.contains("(conflict ") })
+            }
+            #expect(try a.files() == b.files())
+        }
+    }
+
     @Test func anEditBeatsAConcurrentDelete() throws {
         let devices = try Devices()
         let a = try devices.device("a")
