@@ -36,6 +36,27 @@ import Testing
         #expect(books.allSatisfy { $0.kind == "book" && $0.path.hasPrefix("Books/") })
     }
 
+    @Test func restoreBringsAnEarlierVersionBackAndKeepsTheOneItReplaces() throws {
+        let cli = try sampleLibrary()
+        let note = "Notes/Stoic themes.md"
+        let original = try cli.run("show", note).stdout
+        let edited = cli.scratch.appendingPathComponent("edited")
+        try FileManager.default.copyItem(at: ShelfCLI.samples.appendingPathComponent("library"), to: edited)
+        try Data((original + "An edit to undo.\n").utf8).write(to: edited.appendingPathComponent(note))
+        #expect(try cli.run("import", edited.path).status == 0)
+        let changed = try cli.run("show", note).stdout
+        #expect(changed.hasSuffix("An edit to undo.\n"))
+
+        let versions = try cli.run("history", note).stdout.split(separator: "\n")
+        let earlier = try #require(versions.dropFirst().first.map { String($0.prefix { $0 != "\t" }) })
+        let restored = try cli.run("restore", note, "--version", earlier)
+        #expect(restored.status == 0, "\(restored.stderr)")
+        #expect(try cli.run("show", note).stdout == original)
+        #expect(try CrashRecoveryTests.keptVersions(of: note, cli).contains(changed), "the undone edit is kept too")
+        let missing = try cli.run("restore", note, "--version", "999")
+        #expect(missing.status != 0 && missing.stderr.contains("no version 999"))
+    }
+
     @Test func showPrintsTheFileExactlyAsImported() throws {
         let cli = try sampleLibrary()
         let source = ShelfCLI.samples.appendingPathComponent("library/Books/Walden - Henry David Thoreau.md")

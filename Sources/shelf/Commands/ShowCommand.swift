@@ -57,6 +57,38 @@ struct HistoryCommand: ParsableCommand {
     }
 }
 
+struct RestoreCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "restore",
+        abstract: "Bring back an earlier version of an item as its current file.",
+        discussion: """
+            The version it replaces is kept in the history too, so a restore can itself be undone; \
+            a library linked to a cloud sends the restored file to every device. Deleted items \
+            come back with `shelf trash restore`.
+            """)
+
+    @OptionGroup var library: LibraryOptions
+
+    @Argument(help: "The item's id, or its path.")
+    var item: String
+
+    @Option(help: "The version to bring back (`shelf history` lists them).")
+    var version: Int64
+
+    func run() throws {
+        let store = try library.open()
+        let record = try store.record(named: item)
+        guard let bytes = try store.file(id: record.item.id, version: version) else {
+            throw CLIError("\(record.path) has no version \(version) any more. `shelf history \(record.item.id)` lists the versions kept.")
+        }
+        let restored = try store.write {
+            try $0.saveFile(bytes, of: record.item.id, kind: record.item.kind, at: record.path, basedOn: record.version,
+                            modified: Date())
+        }
+        print("Restored version \(version) of \(restored.path) as version \(restored.version).")
+    }
+}
+
 extension LibraryStore {
     /// The live item a command's argument names: an id, a library path (a leading `/`
     /// allowed), or the item's path inside a mount of this library.
