@@ -353,6 +353,20 @@ final class ShelfFileSystem: Sendable {
         return KernelFileLocks.lockedInodes(onDevice: device).contains(inode)
     }
 
+    /// Sync wrote or removed the plain file at `path` behind the mount's back: the kernel
+    /// drops what it cached of it (name, attributes, pages) and the mount its open descriptor,
+    /// which may name the file it replaced.
+    func plainFileChangedElsewhere(_ path: MountPath) {
+        if let inode = inodes.kernelInode(for: .plain(path)) {
+            descriptors.forget(inode)
+            invalidate(.content(Inode(inode)))
+        }
+        if let parent = inodes.kernelInode(for: .plain(path.parent)) {
+            invalidate(.entry(parent: Inode(parent), name: path.name))
+            invalidate(.content(Inode(parent)))
+        }
+    }
+
     /// The item `inode` stands for while its bytes are still in the cloud (and nothing
     /// written to it waits): reading it downloads it first.
     func placeholder(_ inode: UInt64) -> ItemID? {

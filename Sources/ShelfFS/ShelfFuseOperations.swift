@@ -31,6 +31,7 @@ public final class ShelfFuseOperations: FuseOperations {
                                          downloadTimeout: downloadTimeout)
         sync?.considerBusy { [fileSystem] in fileSystem.isBusy($0) }
         sync?.evictByLastRead { [fileSystem] in fileSystem.lastReads.withLock { $0 } }
+        sync?.reportPlainFileChanges { [fileSystem] in fileSystem.plainFileChangedElsewhere(MountPath($0)) }
         follower = ChangeFollower(fileSystem: fileSystem, after: fileSystem.loadedSequence)
     }
 

@@ -139,6 +139,9 @@ enum Schema {
                 ) WITHOUT ROWID;
                 -- Items this device keeps downloaded whatever the cache budget says.
                 CREATE TABLE item_pin (item_id TEXT PRIMARY KEY) WITHOUT ROWID;
+                -- Plain files (attachments, settings, folders): per path, the cloud change this
+                -- device's copy last agreed with.
+                CREATE TABLE plain_sync (path TEXT PRIMARY KEY, body BLOB NOT NULL) WITHOUT ROWID;
                 -- Cloud changes held back while a program has the item locked or unsaved writes
                 -- in it, in arrival order.
                 CREATE TABLE sync_deferred (

@@ -80,7 +80,7 @@ enum SyncLedger {
     static func removeLink(in db: Database) throws {
         try db.execute(sql: """
             DELETE FROM cloud_link; DELETE FROM cloud_change; DELETE FROM item_sync; DELETE FROM sync_deferred;
-            DELETE FROM item_pin;
+            DELETE FROM item_pin; DELETE FROM plain_sync;
             """)
     }
 }
@@ -109,6 +109,27 @@ extension StoreWriter {
     public func setSyncedChange(_ change: String, of id: ItemID) throws {
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO item_sync (item_id, change_id) VALUES (?, ?)")
             .execute(arguments: [id.rawValue, change])
+    }
+
+    /// Per plain file's path, the cloud change (as the sync engine encoded it) its copy here
+    /// last agreed with.
+    public func plainFileChanges() throws -> [String: Data] {
+        Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT path, body FROM plain_sync").map {
+            ($0[0] as String, $0[1] as Data)
+        })
+    }
+
+    public func plainFileChange(of path: String) throws -> Data? {
+        try Data.fetchOne(db.cachedStatement(sql: "SELECT body FROM plain_sync WHERE path = ?"), arguments: [path])
+    }
+
+    public func setPlainFileChange(_ body: Data?, of path: String) throws {
+        if let body {
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO plain_sync (path, body) VALUES (?, ?)")
+                .execute(arguments: [path, body])
+        } else {
+            try db.cachedStatement(sql: "DELETE FROM plain_sync WHERE path = ?").execute(arguments: [path])
+        }
     }
 
     /// Holds back a cloud change of item `id` until it can be applied.

@@ -96,6 +96,14 @@ import TestSupport
                         && !FileManager.default.fileExists(atPath: mountB + "/Notes/From the laptop.md")
                 })
 
+                // Plain files too: an attachment in a folder of its own.
+                let picture = Data((0..<4096).map { UInt8($0 % 253) })
+                try FileManager.default.createDirectory(atPath: mountA + "/Notes/attachments", withIntermediateDirectories: true)
+                try picture.write(to: URL(fileURLWithPath: mountA + "/Notes/attachments/map.png"))
+                #expect(try eventually(within: .seconds(10)) {
+                    FileManager.default.contents(atPath: mountB + "/Notes/attachments/map.png") == picture
+                })
+
                 try FileManager.default.removeItem(atPath: mountB + "/Notes/Renamed.md")
                 #expect(try eventually(within: .seconds(10)) {
                     !FileManager.default.fileExists(atPath: mountA + "/Notes/Renamed.md")

@@ -89,6 +89,27 @@ struct Device {
     }
 
     /// The file at `path` as reading it shows: downloaded first if it is a placeholder.
+    /// Writes a plain file (an attachment, a setting) as the mount would, into the library's
+    /// plain-file area.
+    func writePlain(_ path: String, _ bytes: Data, modified: Date? = nil) throws {
+        let url = store.plainFilesFolder.appendingPathComponent(path)
+        try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+        try bytes.write(to: url)
+        if let modified { try FileManager.default.setAttributes([.modificationDate: modified], ofItemAtPath: url.path) }
+    }
+
+    /// Every plain file's bytes by path (folders as empty `Data`), what the mount shows besides items.
+    func plainFiles() -> [String: Data] {
+        var files: [String: Data] = [:]
+        let root = store.plainFilesFolder.path
+        for path in FileManager.default.subpaths(atPath: root) ?? [] where !path.hasPrefix(".shelf-tmp") {
+            var isFolder: ObjCBool = false
+            FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isFolder)
+            files[path] = isFolder.boolValue ? Data() : FileManager.default.contents(atPath: root + "/" + path)
+        }
+        return files
+    }
+
     func text(_ path: String) throws -> String? {
         guard let id = try store.record(atPath: path)?.item.id else { return nil }
         return try text(id: id)

@@ -28,6 +28,7 @@ public final class SyncEngine: Sendable {
         let downloads = Atomic<Int>(0)
         let uploads = Atomic<Int>(0)
     }
+    private let plainFileChanged = Mutex<@Sendable (String) -> Void>({ _ in })
     /// When the mount last served each item, for evicting the least recently read first.
     private let readTimes = Mutex<@Sendable () -> [ItemID: Date]>({ [:] })
 
@@ -51,6 +52,11 @@ public final class SyncEngine: Sendable {
     /// Makes the cache budget evict the items `lastRead` says were read longest ago first.
     public func evictByLastRead(_ lastRead: @escaping @Sendable () -> [ItemID: Date]) {
         readTimes.withLock { $0 = lastRead }
+    }
+
+    /// Tells `changed` (the mount) of each plain file a pull wrote or removed, by path.
+    public func reportPlainFileChanges(to changed: @escaping @Sendable (String) -> Void) {
+        plainFileChanged.withLock { $0 = changed }
     }
 
     /// What one round did.
@@ -101,7 +107,7 @@ public final class SyncEngine: Sendable {
         try withRoundLock {
             do {
                 try checkIdentity()
-                let report = Report(pulled: try pull(), pushed: try push())
+                let report = Report(pulled: try pull(), pushed: try push() + pushPlainFiles())
                 try enforceCacheLimit(lastRead: readTimes.withLock { $0 }())
                 try record { $0.lastSync = Date(); $0.offlineSince = nil; $0.error = nil }
                 return report
@@ -138,12 +144,20 @@ public final class SyncEngine: Sendable {
             for batch in batches {
                 cursor[batch.device] = batch.number
                 let encodedCursor = try CloudCoding.encoder.encode(cursor)
+                var plainChanges: [String] = []
                 applied += try store.write { writer in
                     var count = 0
                     if batch.device != link.device {
                         let applier = applier(writer, link)
+                        let plain = PlainFileSync(root: store.plainFilesFolder)
                         for change in batch.changes {
-                            if try isBusy(change.itemID) || writer.hasDeferredChanges(of: change.itemID) {
+                            if PlainFileSync.isPlain(change) {
+                                if try plain.apply(change, with: writer, device: link.device, content: cloud.content,
+                                                   deviceName: deviceName) {
+                                    plainChanges.append(change.path)
+                                }
+                                count += 1
+                            } else if try isBusy(change.itemID) || writer.hasDeferredChanges(of: change.itemID) {
                                 try writer.deferChange(try CloudCoding.encoder.encode(change), of: change.itemID)
                             } else {
                                 try applier.apply(change)
@@ -156,6 +170,8 @@ public final class SyncEngine: Sendable {
                     try writer.setCloudLink(current)
                     return count
                 }
+                let changed = plainFileChanged.withLock { $0 }
+                for path in plainChanges { changed(path) }
             }
         }
     }
@@ -215,10 +231,7 @@ public final class SyncEngine: Sendable {
                 try cloud.append(ChangeBatch(device: link.device, number: number, changes: outgoing.map(\.change)))
             }
             try store.write { writer in
-                for (change, _) in outgoing {
-                    try writer.remember(change)
-                    try writer.setSyncedChange(change.id, of: change.itemID)
-                }
+                for (change, _) in outgoing { try record(change, with: writer) }
                 guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
                 if !outgoing.isEmpty { current.nextBatch = number + 1 }
                 current.pushedSequence = last.sequence
@@ -236,14 +249,63 @@ public final class SyncEngine: Sendable {
         guard let leftover = try cloud.batch(of: link.device, number: link.nextBatch) else { return }
         try store.write { writer in
             for change in leftover.changes {
-                try writer.remember(change)
-                try writer.setSyncedChange(change.id, of: change.itemID)
+                try record(change, with: writer)
             }
             guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
             current.nextBatch = leftover.number + 1
             try writer.setCloudLink(current)
         }
         logger.notice("adopted batch \(leftover.number) that an interrupted push had stored")
+    }
+
+    /// Uploads the plain files that changed here since they last agreed with the cloud (found
+    /// by a scan: they have no change feed); returns how many.
+    private func pushPlainFiles() throws -> Int {
+        let link = try requireLink()
+        let plain = PlainFileSync(root: store.plainFilesFolder)
+        let known = try store.write { try $0.plainFileChanges() }
+            .compactMapValues { try? CloudCoding.decoder.decode(CloudChange.self, from: $0) }
+        let disk = plain.scan(known: known)
+        var states: [(state: ItemState, base: CloudChange?)] = []
+        for (path, state) in disk.sorted(by: { $0.key < $1.key }) where !state.matches(known[path]?.state) {
+            states.append((state, known[path]))
+        }
+        for (path, synced) in known.sorted(by: { $0.key < $1.key }) where disk[path] == nil && synced.operation == .put {
+            var gone = synced.state
+            gone.operation = .delete
+            states.append((gone, synced))
+        }
+        guard !states.isEmpty else { return 0 }
+        let number = link.nextBatch
+        let changes = states.enumerated().map { index, entry in
+            CloudChange(id: "\(link.device)-\(number)-\(index)", item: ItemID(rawValue: PlainFileSync.key(entry.state.path)),
+                        base: entry.base?.id, device: link.device, time: Date(), state: entry.state, title: "")
+        }
+        for change in changes where change.kind == PlainFileSync.fileKind && change.operation == .put {
+            guard let bytes = plain.bytes(at: change.path), ContentHash(of: bytes) == change.hash else {
+                return 0  // changed while being read: the next round sends it
+            }
+            try cloud.putContent(bytes, hash: change.hash)
+        }
+        try cloud.append(ChangeBatch(device: link.device, number: number, changes: changes))
+        try store.write { writer in
+            for change in changes { try record(change, with: writer) }
+            guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
+            current.nextBatch = number + 1
+            try writer.setCloudLink(current)
+        }
+        counts.uploads.add(changes.count, ordering: .relaxed)
+        return changes.count
+    }
+
+    /// Notes that this device's copy agrees with `change`, which it sent.
+    private func record(_ change: CloudChange, with writer: StoreWriter) throws {
+        if PlainFileSync.isPlain(change) {
+            try writer.setPlainFileChange(try CloudCoding.encoder.encode(change), of: change.path)
+        } else {
+            try writer.remember(change)
+            try writer.setSyncedChange(change.id, of: change.itemID)
+        }
     }
 
     // MARK: Downloads
