@@ -176,6 +176,12 @@ public enum FileNaming {
         return fileName(stem: String(stem), suffix: " (conflict \(formatter.string(from: time)) \(device))")
     }
 
+    /// Whether the file at `path` is a conflict copy (see ``conflictCopyName(of:time:device:)``).
+    public static func isConflictCopy(_ path: String) -> Bool {
+        let name = path.split(separator: "/").last ?? ""
+        return name.contains(" (conflict ") && name.hasSuffix(").md")
+    }
+
     /// The title a file name stands for: `Dune.md` → `Dune`.
     public static func title(fromFileName name: String) -> String {
         FileNameStem.withoutExtension(name) ?? name

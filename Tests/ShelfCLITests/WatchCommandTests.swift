@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// `shelf watch --json` reports what happens to items, whoever does it.
+@Suite(.serialized) struct WatchCommandTests {
+    struct Event: Decodable, Equatable {
+        var event: String
+        var path: String
+        var from: String?
+        var device: String?
+    }
+
+    @Test func reportsDownloadsRenamesErrorsAdditionsAndRemovals() throws {
+        let a = try ShelfCLI()
+        let b = try ShelfCLI()
+        let cloud = a.scratch.appendingPathComponent("cloud").path
+        try a.run("init", a.library.path)
+        try a.run("import", ShelfCLI.samples.appendingPathComponent("library").path)
+        try a.run("cloud", "link", cloud, "--device", "laptop")
+        try b.run("init", b.library.path)
+        try b.run("cloud", "link", cloud, "--device", "desk")
+
+        let output = b.scratch.appendingPathComponent("watch.jsonl")
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        let watcher = Process()
+        watcher.executableURL = ShelfCLI.executable
+        watcher.arguments = ["watch", "--json", "--library", b.library.path]
+        watcher.environment = b.environment
+        watcher.standardOutput = try FileHandle(forWritingTo: output)
+        watcher.standardError = FileHandle.nullDevice
+        try watcher.run()
+        defer { kill(watcher.processIdentifier, SIGKILL) }
+        // The watch starts at the feed's end: let it get there before anything happens.
+        Thread.sleep(forTimeInterval: 1)
+
+        func saw(_ expected: Event) throws -> Bool {
+            try eventually(within: .seconds(10)) {
+                let lines = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
+                return lines.split(separator: "\n").contains { line in
+                    (try? JSONDecoder().decode(Event.self, from: Data(line.utf8))) == expected
+                }
+            }
+        }
+
+        #expect(try b.run("download", "Notes/Stoic themes.md").status == 0)
+        #expect(try saw(Event(event: "downloaded", path: "Notes/Stoic themes.md", device: "desk")))
+
+        let mount = b.scratch.appendingPathComponent("mnt").path
+        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
+        MountRecords.record(mount)
+        defer {
+            ShelfCLI.forceUnmount(mount)
+            MountRecords.forget(mount)
+        }
+        try #require(try b.run("mount", mount, timeout: .seconds(40)).status == 0)
+        try FileManager.default.moveItem(atPath: mount + "/Notes/Stoic themes.md", toPath: mount + "/Notes/Stoics.md")
+        #expect(try saw(Event(event: "renamed", path: "Notes/Stoics.md", from: "Notes/Stoic themes.md", device: "desk")))
+
+        try Data("---\ntitle: [broken\n---\n".utf8).write(to: URL(fileURLWithPath: mount + "/Notes/Stoics.md"))
+        #expect(try saw(Event(event: "error", path: "Notes/Stoics.md", device: "desk")))
+
+        try Data("A new note.\n".utf8).write(to: URL(fileURLWithPath: mount + "/Notes/New.md"))
+        #expect(try saw(Event(event: "added", path: "Notes/New.md", device: "desk")))
+
+        try FileManager.default.removeItem(atPath: mount + "/Notes/New.md")
+        #expect(try saw(Event(event: "removed", path: "Notes/New.md", device: "desk")))
+    }
+}
