@@ -5,7 +5,8 @@ import ShelfModel
 import ShelfStore
 
 /// Brings changes made outside this mount (the CLI, an import, another mount, sync) into the
-/// kernel's view: a thread reads the store's change feed every `interval`, updates the item
+/// kernel's view: a thread reads the store's change feed whenever the library's database
+/// changes (``LibraryChangeSignal``; at least every `fallback` interval), updates the item
 /// index and queues invalidations on the session's notifier.
 ///
 /// Only what the kernel holds is invalidated (inodes with a lookup count, names in folders it
@@ -14,18 +15,22 @@ import ShelfStore
 /// and cost nothing.
 final class ChangeFollower: @unchecked Sendable {
     private let fileSystem: ShelfFileSystem
-    private let interval: TimeInterval
+    private let fallback: TimeInterval
+    private let signal: LibraryChangeSignal
     private let sequence: Mutex<Int64>
+    /// How many times the feed was read: an idle mount reads it rarely.
+    let feedReads = Atomic<Int>(0)
     /// Guards the thread's state, like every worker thread's in Shelf.
     private let condition = NSCondition()
     private var isRunning = false
     private var isStopped = false
 
     /// Follows the feed from `sequence`, the feed position the index was loaded at.
-    init(fileSystem: ShelfFileSystem, after sequence: Int64, interval: TimeInterval = 0.15) {
+    init(fileSystem: ShelfFileSystem, after sequence: Int64, fallback: TimeInterval = 5) {
         self.fileSystem = fileSystem
         self.sequence = Mutex(sequence)
-        self.interval = interval
+        self.fallback = fallback
+        signal = LibraryChangeSignal(library: fileSystem.store.folder)
     }
 
     func start() {
@@ -43,6 +48,9 @@ final class ChangeFollower: @unchecked Sendable {
         condition.withLock {
             isStopped = true
             condition.broadcast()
+        }
+        signal.wakeUp()
+        condition.withLock {
             while isRunning { condition.wait() }
         }
     }
@@ -61,19 +69,17 @@ final class ChangeFollower: @unchecked Sendable {
         }
     }
 
-    /// Waits `interval`, or less when stopped; false once stopped.
+    /// Waits for the library to change (or the fallback interval); false once stopped.
     private func waitForNextPoll() -> Bool {
-        condition.withLock {
-            let deadline = Date().addingTimeInterval(interval)
-            while !isStopped && condition.wait(until: deadline) {}
-            return !isStopped
-        }
+        signal.wait(fallback: fallback)
+        return condition.withLock { !isStopped }
     }
 
     /// Applies every change since the last poll; returns how many there were.
     @discardableResult
     func poll() throws -> Int {
         let after = sequence.withLock { $0 }
+        feedReads.add(1, ordering: .relaxed)
         let changes = try fileSystem.store.changes(after: after)
         guard let last = changes.last else { return 0 }
         var seen = Set<ItemID>()

@@ -12,7 +12,7 @@ import ShelfSync
 /// ``attach(_:)`` with the session's notifier.
 public final class ShelfFuseOperations: FuseOperations {
     let fileSystem: ShelfFileSystem
-    private let follower: ChangeFollower
+    let follower: ChangeFollower
     /// Where `shelf` commands ask this mount to commit closed saves; nil until attached.
     private let control = Mutex<MountControl.Server?>(nil)
     /// Folder listings by `opendir` handle: one consistent snapshot per open, so offsets hold.
