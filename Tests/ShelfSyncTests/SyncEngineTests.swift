@@ -221,6 +221,40 @@ import TestSupport
         }
     }
 
+    @Test func twoItemsAtOnePathBothStayWithTheSameNamesOnEveryDevice() throws {
+        // A library joining a cloud that has an item at a path it uses too.
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let joining = try LibraryStore.create(at: devices.folder.child("b"))
+        _ = try joining.write { try $0.saveFile(Data("b's plan\n".utf8), of: .generate(), kind: .note, at: "Notes/Plan.md",
+                                                 basedOn: nil, modified: Date()) }
+        _ = try a.write("Notes/Plan.md", "a's plan\n")
+        try a.sync()
+        try SyncEngine.link(joining, to: devices.cloud(for: "b"), deviceName: "b")
+        let b = Device(store: joining, engine: SyncEngine(store: joining, cloud: devices.cloud(for: "b")))
+        try devices.settle(b, a)
+        for device in [a, b] {
+            let files = try device.files()
+            #expect(files["Notes/Plan.md"] == Data("a's plan\n".utf8), "the item already in the cloud keeps its path")
+            #expect(files.filter { $0.key.hasPrefix("Notes/Plan (conflict ") && $0.key.hasSuffix(" b).md") }.values.first
+                    == Data("b's plan\n".utf8), "\(files.keys.sorted())")
+        }
+        #expect(try a.files() == b.files())
+
+        // Two devices creating one path while neither sees the other: the newer keeps it.
+        let delayed = try Devices(delayed: true)
+        let c = try delayed.device("c")
+        let d = try delayed.device("d")
+        _ = try c.write("Notes/Same.md", "c's\n")
+        try c.sync()
+        _ = try d.write("Notes/Same.md", "d's\n")
+        try d.sync()
+        try delayed.settle(c, d)
+        #expect(try c.files() == d.files())
+        #expect(try c.files()["Notes/Same.md"] == Data("d's\n".utf8))
+        #expect(try c.files().filter { $0.key.hasPrefix("Notes/Same (conflict ") }.count == 1)
+    }
+
     @Test func anEditBeatsAConcurrentDelete() throws {
         let devices = try Devices()
         let a = try devices.device("a")

@@ -50,7 +50,7 @@ struct ChangeApplier {
             try rebase(local: local.state, localContent: try local.content ?? bytes(of: local.state), onto: incoming,
                        base: synced)
         } else {
-            try take(incoming.state, title: incoming.title, of: id)
+            try take(incoming.state, title: incoming.title, of: id, claim: incoming)
         }
         try writer.setSyncedChange(incoming.id, of: id)
     }
@@ -119,7 +119,7 @@ struct ChangeApplier {
     private func rebase(local: ItemState, localContent: Data, onto remote: CloudChange, base: CloudChange?) throws {
         let id = remote.itemID
         switch (local.operation, remote.operation) {
-        case (.delete, .put): try take(remote.state, title: remote.title, of: id)  // an edit beats a delete
+        case (.delete, .put): try take(remote.state, title: remote.title, of: id, claim: remote)  // an edit beats a delete
         case (.put, .delete), (.delete, .delete): return       // the local edit stays, and is pushed
         case (.put, .put):
             var target = Self.mergedMetadata(base: base?.state, older: remote.state, newer: local)
@@ -143,7 +143,7 @@ struct ChangeApplier {
             }
             target.hash = ContentHash(of: targetBytes)
             target.size = targetBytes.count
-            try take(target, title: remote.title, of: id, bytes: targetBytes)
+            try take(target, title: remote.title, of: id, claim: remote, bytes: targetBytes)
         }
     }
 
@@ -153,7 +153,9 @@ struct ChangeApplier {
     /// another item holds it) with its bytes, times, mode and attributes. Bytes the item does
     /// not have here yet stay in the cloud (a placeholder) unless this device downloads
     /// everything; an item that is downloaded here stays downloaded.
-    private func take(_ state: ItemState, title: String, of id: ItemID, bytes given: Data? = nil) throws {
+    /// `claim`: the change that brings this state, which decides who keeps a path that two
+    /// items want (``placeAtFreePath(_:claimedBy:)``).
+    private func take(_ state: ItemState, title: String, of id: ItemID, claim: CloudChange, bytes given: Data? = nil) throws {
         let current = try ItemState.stored(id, in: writer)
         if state.operation == .delete {
             if current?.state.operation == .put { try writer.trash(id: id) }
@@ -163,9 +165,7 @@ struct ChangeApplier {
         let isLive = current?.state.operation == .put
         var path = state.path
         if !isLive || current?.state.path != path {
-            if let holder = try writer.record(atPath: path), holder.item.id != id {
-                path = try writer.freePath(near: path)
-            }
+            path = try placeAtFreePath(path, claimedBy: claim)
         }
         if isLive, current?.state.path != path { _ = try writer.move(id: id, to: path) }
         if !isLive || current?.state.hash != state.hash {
@@ -182,6 +182,27 @@ struct ChangeApplier {
         }
         try writer.replaceExtendedAttributes(id: id, with: state.attributes)
         _ = try writer.setFileTimes(id: id, modified: state.modified, permissions: state.permissions)
+    }
+
+    /// Where an item arriving at `path` goes when another item holds it. An item that never
+    /// reached the cloud (a library joining a cloud, a file made while offline) steps aside; of
+    /// two that did, the newer change keeps the path. The other takes a conflict name from its
+    /// own change's time and device — the same on every device, so each reaches the same names.
+    private func placeAtFreePath(_ path: String, claimedBy claim: CloudChange) throws -> String {
+        guard let holder = try writer.record(atPath: path), holder.item.id != claim.itemID else { return path }
+        let held = try writer.syncedCloudChange(of: holder.item.id)
+        let (aside, time, device) = if let held, !claim.isNewer(than: held) {
+            (claim.itemID, claim.time, claim.device)
+        } else {
+            (holder.item.id, held?.time ?? holder.modified, held?.device ?? self.device)
+        }
+        let folder = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        let name = String(path[(path.lastIndex(of: "/").map(path.index(after:)) ?? path.startIndex)...])
+        let conflictPath = try writer.freePath(near: folder + "/" + FileNaming.conflictCopyName(of: name, time: time,
+                                                                                               device: deviceName(device)))
+        guard aside == holder.item.id else { return conflictPath }
+        _ = try writer.move(id: holder.item.id, to: conflictPath)
+        return path
     }
 
     // MARK: Building blocks
