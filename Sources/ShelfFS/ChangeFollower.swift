@@ -6,7 +6,7 @@ import ShelfStore
 
 /// Brings changes made outside this mount (the CLI, an import, another mount, sync) into the
 /// kernel's view: a thread reads the store's change feed whenever the library's database
-/// changes (``LibraryChangeSignal``; at least every `fallback` interval), updates the item
+/// changes (``FolderChangeSignal``; at least every `fallback` interval), updates the item
 /// index and queues invalidations on the session's notifier.
 ///
 /// Only what the kernel holds is invalidated (inodes with a lookup count, names in folders it
@@ -16,7 +16,7 @@ import ShelfStore
 final class ChangeFollower: @unchecked Sendable {
     private let fileSystem: ShelfFileSystem
     private let fallback: TimeInterval
-    private let signal: LibraryChangeSignal
+    private let signal: FolderChangeSignal
     private let sequence: Mutex<Int64>
     /// How many times the feed was read: an idle mount reads it rarely.
     let feedReads = Atomic<Int>(0)
@@ -30,7 +30,7 @@ final class ChangeFollower: @unchecked Sendable {
         self.fileSystem = fileSystem
         self.sequence = Mutex(sequence)
         self.fallback = fallback
-        signal = LibraryChangeSignal(library: fileSystem.store.folder)
+        signal = FolderChangeSignal.library(fileSystem.store.folder)
     }
 
     func start() {

@@ -17,12 +17,12 @@ public final class ShelfMount: Sendable {
         public var allowOther: Bool
         /// libfuse's request trace on stderr.
         public var debug: Bool
-        /// Seconds between sync rounds of a library linked to a cloud.
+        /// Seconds between sync rounds of a linked library when nothing wakes it sooner.
         public var syncInterval: TimeInterval
         /// How long a read of a placeholder waits for its download before it fails with `EIO`.
         public var downloadTimeout: Duration
 
-        public init(allowOther: Bool = false, debug: Bool = false, syncInterval: TimeInterval = 0.5,
+        public init(allowOther: Bool = false, debug: Bool = false, syncInterval: TimeInterval = 2,
                     downloadTimeout: Duration = .seconds(10)) {
             self.allowOther = allowOther
             self.debug = debug

@@ -11,6 +11,10 @@ public protocol CloudBackend: Sendable {
     /// Where the cloud is, as the user named it (a folder path, a URL): for messages.
     var location: String { get }
 
+    /// Local folders in which a new file means new changes, for a device to wake on (empty
+    /// for a backend that pushes its news, or cannot be watched).
+    var changeFolders: [URL] { get }
+
     /// The cloud's identity. Throws `CloudError` when there is no cloud there (missing, empty,
     /// unreadable, not a Shelf cloud) or one written by a newer Shelf.
     func identity() throws -> CloudIdentity

@@ -23,6 +23,13 @@ public struct FolderCloud: CloudBackend {
         self.folder = folder.standardizedFileURL
     }
 
+    /// The log folder and each device's folder in it.
+    public var changeFolders: [URL] {
+        [logURL] + ((try? listing(of: logURL, missing: nil)) ?? []).filter(Self.isDeviceID).map {
+            logURL.appendingPathComponent($0, isDirectory: true)
+        }
+    }
+
     private var identityURL: URL { folder.appendingPathComponent("shelf-cloud.json") }
     private var devicesURL: URL { folder.appendingPathComponent("devices", isDirectory: true) }
     private var logURL: URL { folder.appendingPathComponent("log", isDirectory: true) }

@@ -109,7 +109,12 @@ public final class SyncEngine: Sendable {
                 try checkIdentity()
                 let report = Report(pulled: try pull(), pushed: try push() + pushPlainFiles())
                 try enforceCacheLimit(lastRead: readTimes.withLock { $0 }())
-                try record { $0.lastSync = Date(); $0.offlineSince = nil; $0.error = nil }
+                // An idle round writes nothing (a write would wake the mount and the next round).
+                let link = try requireLink()
+                if report != Report() || link.error != nil || link.offlineSince != nil
+                    || link.lastSync.map({ Date().timeIntervalSince($0) > 60 }) ?? true {
+                    try record { $0.lastSync = Date(); $0.offlineSince = nil; $0.error = nil }
+                }
                 return report
             } catch {
                 let isOffline = error is CloudError

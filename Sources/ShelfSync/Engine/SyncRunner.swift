@@ -1,9 +1,12 @@
 import Foundation
 import Logging
+import ShelfStore
 
-/// Syncs continuously while a library is mounted (or `shelf sync --watch` runs): a round every
-/// `interval`, and after a failure the next one waits longer each time (up to a minute), so
-/// an unreachable cloud is retried without spinning. ``syncNow()`` asks for a round at once.
+/// Syncs continuously while a library is mounted (or `shelf sync --watch` runs): a round as
+/// soon as the library commits a change or a new file lands in the cloud's change folders, and
+/// at least every `interval` (a cloud that cannot be watched, a missed event). After a failure
+/// the next round waits longer each time (up to a minute), so an unreachable cloud is retried
+/// without spinning. ``syncNow()`` asks for a round at once.
 public final class SyncRunner: @unchecked Sendable {
     private let engine: SyncEngine
     private let interval: TimeInterval
@@ -14,11 +17,13 @@ public final class SyncRunner: @unchecked Sendable {
     private var isStopped = false
     private var isRequested = false
     private var failures = 0
+    private let signal = FolderChangeSignal()
 
     public init(engine: SyncEngine, interval: TimeInterval, logger: Logger) {
         self.engine = engine
         self.interval = interval
         self.logger = logger
+        signal.watch(.init(folder: engine.store.folder) { $0.hasPrefix("shelf.sqlite") })
     }
 
     public func start() {
@@ -37,6 +42,7 @@ public final class SyncRunner: @unchecked Sendable {
             isRequested = true
             condition.broadcast()
         }
+        signal.wakeUp()
     }
 
     /// Stops after the round under way, then runs a last one so saves made until now reach
@@ -45,6 +51,9 @@ public final class SyncRunner: @unchecked Sendable {
         condition.withLock {
             isStopped = true
             condition.broadcast()
+        }
+        signal.wakeUp()
+        condition.withLock {
             while isRunning { condition.wait() }
         }
         round()
@@ -59,6 +68,8 @@ public final class SyncRunner: @unchecked Sendable {
     }
 
     private func round() {
+        // Device folders appear as devices join: watch each (renewing a watch costs nothing).
+        for folder in engine.cloud.changeFolders { signal.watch(.init(folder: folder) { !$0.hasPrefix(".") }) }
         do {
             let report = try engine.sync()
             if failures > 0 { logger.notice("the cloud at \(engine.cloud.location) can be reached again") }
@@ -72,12 +83,21 @@ public final class SyncRunner: @unchecked Sendable {
         }
     }
 
-    /// Waits `interval`, or longer after failures, or until woken; false once stopped.
+    /// Waits for a change (at most `interval`), or after failures for the backoff, or until
+    /// woken; false once stopped.
     private func waitForNextRound() -> Bool {
-        condition.withLock {
-            let delay = failures == 0 ? interval : min(60, interval * pow(2, Double(min(failures, 8))))
-            let deadline = Date().addingTimeInterval(delay)
-            while !isStopped && !isRequested && condition.wait(until: deadline) {}
+        let backoff: TimeInterval? = condition.withLock {
+            failures == 0 ? nil : min(60, interval * pow(2, Double(min(failures, 8))))
+        }
+        if let backoff {
+            condition.withLock {
+                let deadline = Date().addingTimeInterval(backoff)
+                while !isStopped && !isRequested && condition.wait(until: deadline) {}
+            }
+        } else {
+            signal.wait(fallback: interval)
+        }
+        return condition.withLock {
             isRequested = false
             return !isStopped
         }

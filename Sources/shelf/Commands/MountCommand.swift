@@ -29,8 +29,8 @@ struct MountCommand: ParsableCommand {
     @Flag(help: "Log every FUSE request (libfuse's trace) to the log.")
     var debug = false
 
-    @Option(help: ArgumentHelp("Seconds between sync rounds when the library is linked to a cloud.", valueName: "SECONDS"))
-    var pollInterval: Double = 0.5
+    @Option(help: ArgumentHelp("Seconds between sync rounds of a linked library when nothing wakes it sooner (a commit, a new file in a cloud folder that can be watched).", valueName: "SECONDS"))
+    var pollInterval: Double = 2
 
     @Option(help: ArgumentHelp("How long a read of a not-downloaded file waits before it fails with EIO (`10` or `10s`).",
                                valueName: "SECONDS"))

@@ -1,0 +1,108 @@
+import Foundation
+import Glibc
+
+/// Wakes a waiter when files change in some folders — a library's database (every commit of
+/// any process writes its write-ahead log), a cloud folder's change logs — through inotify,
+/// so background work sleeps until there is something to do. The waiter still looks now and
+/// then (`fallback`): an event can be missed (a network share sends none).
+public final class FolderChangeSignal: @unchecked Sendable {
+    /// A folder to watch, and which names in it matter.
+    public struct Watch: Sendable {
+        public var folder: URL
+        public var matches: @Sendable (String) -> Bool
+
+        public init(folder: URL, matches: @escaping @Sendable (String) -> Bool = { _ in true }) {
+            self.folder = folder
+            self.matches = matches
+        }
+    }
+
+    private let inotify: Int32
+    /// Written to by ``wakeUp()`` so a waiter returns at once (shutting down, asked to).
+    private let wakePipe: (read: Int32, write: Int32)
+    private let lock = NSLock()
+    /// Watch descriptor → the watch it stands for.
+    private var watches: [Int32: Watch] = [:]
+
+    public init() {
+        inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
+        var ends: [Int32] = [-1, -1]
+        _ = pipe(&ends)
+        for end in ends where end >= 0 {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        wakePipe = (ends[0], ends[1])
+    }
+
+    /// Wakes on commits to the library in `folder`.
+    public static func library(_ folder: URL) -> FolderChangeSignal {
+        let signal = FolderChangeSignal()
+        signal.watch(Watch(folder: folder) { $0.hasPrefix("shelf.sqlite") })
+        return signal
+    }
+
+    deinit {
+        for descriptor in [inotify, wakePipe.read, wakePipe.write] where descriptor >= 0 { close(descriptor) }
+    }
+
+    /// Adds (or renews) a watch; a folder that does not exist yet is skipped until renewed.
+    public func watch(_ watch: Watch) {
+        guard inotify >= 0 else { return }
+        let descriptor = inotify_add_watch(inotify, watch.folder.path, UInt32(IN_MODIFY | IN_CREATE | IN_MOVED_TO | IN_CLOSE_WRITE))
+        guard descriptor >= 0 else { return }
+        lock.withLock { watches[descriptor] = watch }
+    }
+
+    /// Blocks until a watched name changes, ``wakeUp()`` is called, or `fallback` passes (at
+    /// once if inotify is unavailable: the caller then polls at its own pace).
+    public func wait(fallback: TimeInterval) {
+        guard inotify >= 0 else { return }
+        let deadline = Date().addingTimeInterval(fallback)
+        var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
+                           pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
+        while true {
+            let left = deadline.timeIntervalSinceNow
+            guard left > 0 else { return }
+            let ready = poll(&descriptors, 2, Int32(left * 1000) + 1)
+            if ready < 0 && errno == EINTR { continue }
+            if descriptors[1].revents != 0 {
+                drain(wakePipe.read)
+                return
+            }
+            if ready <= 0 || drainMatchingEvents() { return }
+        }
+    }
+
+    /// Makes a waiting ``wait(fallback:)`` return now.
+    public func wakeUp() {
+        var byte: UInt8 = 1
+        _ = write(wakePipe.write, &byte, 1)
+    }
+
+    /// Reads every queued event; whether one was about a name that matters.
+    private func drainMatchingEvents() -> Bool {
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        var matched = false
+        let watches = lock.withLock { self.watches }
+        while true {
+            let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
+            guard count > 0 else { return matched }
+            buffer.withUnsafeBytes { raw in
+                var offset = 0
+                while offset + MemoryLayout<inotify_event>.size <= count {
+                    let header = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
+                    let nameStart = offset + MemoryLayout<inotify_event>.size
+                    let nameBytes = raw[nameStart..<min(count, nameStart + Int(header.len))].prefix { $0 != 0 }
+                    if watches[header.wd]?.matches(String(decoding: nameBytes, as: UTF8.self)) == true { matched = true }
+                    offset = nameStart + Int(header.len)
+                }
+            }
+        }
+    }
+
+    private func drain(_ descriptor: Int32) {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        while bytes.withUnsafeMutableBytes({ read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
+    }
+}
