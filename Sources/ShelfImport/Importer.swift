@@ -75,7 +75,7 @@ public struct Importer: Sendable {
         let decoder = try BookRowDecoder(format: csvFormat, header: table.header, userMap: columnMap)
         let rows = table.records.map { (line: $0.line, book: decoder.decode($0)) }
         let titleIndex = rows.contains { (try? $0.book.get().hasOwnID) == false } ? try BookTitleIndex(store) : BookTitleIndex()
-        return try store.write { writer in
+        return try store.write(as: ChangeOrigin(.import)) { writer in
             var summary = ImportSummary(format: csvFormat)
             var books = ExistingBooks(writer: writer, byTitle: titleIndex)
             for (done, row) in rows.enumerated() {
@@ -105,7 +105,7 @@ public struct Importer: Sendable {
             byBook[key, default: []].append(clipping)
         }
         let titleIndex = bookOrder.isEmpty ? BookTitleIndex() : try BookTitleIndex(store)
-        return try store.write { writer in
+        return try store.write(as: ChangeOrigin(.import)) { writer in
             var summary = ImportSummary(format: .kindle)
             problems.forEach { summary.skip($0) }
             summary.skipped += clippings.count(where: { $0.kind == .bookmark })

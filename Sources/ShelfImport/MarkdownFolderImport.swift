@@ -36,7 +36,7 @@ enum MarkdownFolderImport {
             throw ImportError.notAMarkdownFolder(path: folder.path)
         }
         summary.skipped = summary.problems.count
-        return try store.write { writer in
+        return try store.write(as: ChangeOrigin(.import)) { writer in
             for (done, file) in found.enumerated() {
                 switch file.parsed {
                 case .failure(let failure):

@@ -72,6 +72,33 @@ public struct ItemSummary: Hashable, Sendable {
     }
 }
 
+/// How a version of an item came to be, and on which device (nil: this one).
+public struct ChangeOrigin: Hashable, Sendable {
+    public enum Reason: String, Sendable {
+        /// Saved through the mount, or written by a command on this device.
+        case edit
+        case `import`
+        /// A change made on another device, arrived through the cloud.
+        case sync
+        /// Two devices' edits merged.
+        case merge
+        /// The side of a conflict that did not win, kept as a copy.
+        case conflict
+        /// An earlier version brought back.
+        case restore
+    }
+
+    public var reason: Reason
+    public var device: String?
+
+    public init(_ reason: Reason, device: String? = nil) {
+        self.reason = reason
+        self.device = device
+    }
+
+    public static let edit = ChangeOrigin(.edit)
+}
+
 /// A version of an item's file that a later change replaced, kept in the store's history.
 public struct ItemVersion: Hashable, Sendable {
     public var version: Int64
@@ -80,12 +107,15 @@ public struct ItemVersion: Hashable, Sendable {
     public var size: Int
     /// The version was an invalid save kept as a draft.
     public var wasDraft: Bool
+    /// How it came to be; nil for versions older than this record.
+    public var origin: ChangeOrigin?
 
-    public init(version: Int64, modified: Date, size: Int, wasDraft: Bool) {
+    public init(version: Int64, modified: Date, size: Int, wasDraft: Bool, origin: ChangeOrigin? = nil) {
         self.version = version
         self.modified = modified
         self.size = size
         self.wasDraft = wasDraft
+        self.origin = origin
     }
 }
 

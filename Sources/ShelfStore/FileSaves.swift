@@ -41,6 +41,8 @@ extension StoreWriter {
                                  time: Date, device: String) throws -> ItemRecord {
         let name = FileNaming.conflictCopyName(of: String(ItemPath.fileName(of: path)), time: time, device: device)
         let copyPath = try freePath(near: ItemPath.folder(of: path) + "/" + name)
-        return try saveFile(bytes, of: id, kind: kind, at: copyPath, basedOn: nil, modified: time)
+        return try with(ChangeOrigin(.conflict, device: device)) {
+            try saveFile(bytes, of: id, kind: kind, at: copyPath, basedOn: nil, modified: time)
+        }
     }
 }

@@ -20,16 +20,34 @@ enum ItemHistory {
             DELETE FROM item_history WHERE item_id = ? AND version <= (
                 SELECT version FROM item_history WHERE item_id = ? ORDER BY version DESC LIMIT 1 OFFSET ?)
             """).execute(arguments: [id.rawValue, id.rawValue, depth])
+        try db.cachedStatement(sql: """
+            DELETE FROM item_origin WHERE item_id = ? AND version < (
+                SELECT MIN(version) FROM item_history WHERE item_id = ?)
+            """).execute(arguments: [id.rawValue, id.rawValue])
     }
 
     /// The kept versions of `id`, newest first.
     static func versions(of id: ItemID, in db: Database) throws -> [ItemVersion] {
         try Row.fetchAll(db, sql: """
-            SELECT version, modified, length(content), was_draft FROM item_history
-            WHERE item_id = ? ORDER BY version DESC
+            SELECT h.version, h.modified, length(h.content), h.was_draft, o.reason, o.device
+            FROM item_history h LEFT JOIN item_origin o ON o.item_id = h.item_id AND o.version = h.version
+            WHERE h.item_id = ? ORDER BY h.version DESC
             """, arguments: [id.rawValue]).map { row in
-            ItemVersion(version: row[0], modified: Date(storedSeconds: row[1]), size: row[2], wasDraft: row[3])
+            ItemVersion(version: row[0], modified: Date(storedSeconds: row[1]), size: row[2], wasDraft: row[3],
+                        origin: origin(reason: row[4], device: row[5]))
         }
+    }
+
+    /// How the current version of `id` came to be.
+    static func currentOrigin(of id: ItemID, in db: Database) throws -> ChangeOrigin? {
+        try Row.fetchOne(db, sql: """
+            SELECT o.reason, o.device FROM item i JOIN item_origin o ON o.item_id = i.id AND o.version = i.version
+            WHERE i.id = ?
+            """, arguments: [id.rawValue]).flatMap { origin(reason: $0[0], device: $0[1]) }
+    }
+
+    private static func origin(reason: String?, device: String?) -> ChangeOrigin? {
+        reason.flatMap(ChangeOrigin.Reason.init(rawValue:)).map { ChangeOrigin($0, device: device) }
     }
 
     static func content(of id: ItemID, version: Int64, in db: Database) throws -> Data? {
@@ -40,7 +58,8 @@ enum ItemHistory {
     /// Forgets the versions of items deleted for good.
     static func removeTrashed(in db: Database) throws {
         try db.execute(sql: """
-            DELETE FROM item_history WHERE item_id IN (SELECT id FROM item WHERE trashed_at IS NOT NULL)
+            DELETE FROM item_history WHERE item_id IN (SELECT id FROM item WHERE trashed_at IS NOT NULL);
+            DELETE FROM item_origin WHERE item_id IN (SELECT id FROM item WHERE trashed_at IS NOT NULL);
             """)
     }
 }

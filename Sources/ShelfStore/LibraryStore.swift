@@ -99,8 +99,9 @@ public final class LibraryStore: Sendable {
     /// Runs `body` in one write transaction (imports use it: 10,000 rows, one commit). If
     /// `body` throws, nothing of it is kept. Other processes wait for the commit; inside
     /// `body`, read and write through the writer only: GRDB traps on a nested database access.
-    public func write<T>(_ body: (StoreWriter) throws -> T) throws -> T {
-        try translatingDatabaseErrors { try database.write { try body(StoreWriter(db: $0)) } }
+    /// `origin`: what the versions its writes make are recorded as (`shelf history`).
+    public func write<T>(as origin: ChangeOrigin = .edit, _ body: (StoreWriter) throws -> T) throws -> T {
+        try translatingDatabaseErrors { try database.write { try body(StoreWriter(db: $0, origin: origin)) } }
     }
 
     /// Rewrites the database file in order (SQLite's `VACUUM`), dropping free pages.
@@ -169,6 +170,11 @@ public final class LibraryStore: Sendable {
     /// not among them).
     public func history(id: ItemID) throws -> [ItemVersion] {
         try readDatabase { try ItemHistory.versions(of: id, in: $0) }
+    }
+
+    /// How the current version of item `id` came to be.
+    public func origin(of id: ItemID) throws -> ChangeOrigin? {
+        try readDatabase { try ItemHistory.currentOrigin(of: id, in: $0) }
     }
 
     /// The bytes item `id`'s file showed at `version`: an earlier version from the history, or

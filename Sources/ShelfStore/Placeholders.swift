@@ -76,6 +76,7 @@ extension StoreWriter {
             try db.cachedStatement(sql: "UPDATE item SET size = ?, permissions = ? WHERE id = ?")
                 .execute(arguments: [placeholder.size, placeholder.permissions, placeholder.id.rawValue])
         }
+        if let version = try queries.storedRow(id: placeholder.id)?.version { try noteOrigin(of: placeholder.id, version: version) }
         try db.cachedStatement(sql: "INSERT OR REPLACE INTO item_download (item_id, hash, error) VALUES (?, ?, NULL)")
             .execute(arguments: [placeholder.id.rawValue, placeholder.hash])
         try ChangeFeed.append(wasLive ? .updated : .added, id: placeholder.id, path: placeholder.path, in: db)

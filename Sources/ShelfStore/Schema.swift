@@ -139,6 +139,15 @@ enum Schema {
                 ) WITHOUT ROWID;
                 -- Items this device keeps downloaded whatever the cache budget says.
                 CREATE TABLE item_pin (item_id TEXT PRIMARY KEY) WITHOUT ROWID;
+                -- How each version of an item came to be (edit, import, sync, merge, conflict,
+                -- restore) and on which device, for `shelf history`.
+                CREATE TABLE item_origin (
+                    item_id TEXT NOT NULL,
+                    version INTEGER NOT NULL,
+                    reason TEXT NOT NULL,
+                    device TEXT,
+                    PRIMARY KEY (item_id, version)
+                ) WITHOUT ROWID;
                 -- Plain files (attachments, settings, folders): per path, the cloud change this
                 -- device's copy last agreed with.
                 CREATE TABLE plain_sync (path TEXT PRIMARY KEY, body BLOB NOT NULL) WITHOUT ROWID;

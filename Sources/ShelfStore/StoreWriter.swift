@@ -19,10 +19,33 @@ public struct StoreWriter {
     let db: Database
     let queries: ItemQueries
     let coding = RecordCoding()
+    private let context: Context
 
-    init(db: Database) {
+    /// What the writes of one transaction record as the origin of the versions they make.
+    private final class Context {
+        var origin: ChangeOrigin
+        init(origin: ChangeOrigin) { self.origin = origin }
+    }
+
+    init(db: Database, origin: ChangeOrigin = .edit) {
         self.db = db
         self.queries = ItemQueries(db: db)
+        context = Context(origin: origin)
+    }
+
+    /// Runs `body` with `origin` recorded for the versions its writes make (a merge, a conflict
+    /// copy inside a sync transaction), then goes back to the transaction's own.
+    public func with<T>(_ origin: ChangeOrigin, _ body: () throws -> T) rethrows -> T {
+        let outer = context.origin
+        context.origin = origin
+        defer { context.origin = outer }
+        return try body()
+    }
+
+    /// Records how `version` of item `id` came to be (the transaction's current origin).
+    func noteOrigin(of id: ItemID, version: Int64) throws {
+        try db.cachedStatement(sql: "INSERT OR REPLACE INTO item_origin (item_id, version, reason, device) VALUES (?, ?, ?, ?)")
+            .execute(arguments: [id.rawValue, version, context.origin.reason.rawValue, context.origin.device])
     }
 
     public func record(id: ItemID) throws -> ItemRecord? { try queries.liveRecord(id: id) }
@@ -113,6 +136,7 @@ public struct StoreWriter {
             WHERE serial = ?
             """).execute(arguments: [bytes, bytes.count, try coding.encode(diagnostics), record.version,
                                      record.modified.storedSeconds, stored.serial])
+        try noteOrigin(of: id, version: record.version)
         try ChangeFeed.append(.updated, id: id, path: record.path, in: db)
         return record
     }
@@ -281,6 +305,7 @@ public struct StoreWriter {
                 record.content.count, item.isFavorite, item.sourceID,
             ])
         try SearchIndex.add(item, serial: db.lastInsertedRowID, in: db)
+        try noteOrigin(of: item.id, version: record.version)
     }
 
     /// Writes a new record (`encoded`) and content over the row `serial` (live, or trashed and
@@ -300,6 +325,7 @@ public struct StoreWriter {
                 encoded, content, content.count, item.isFavorite, item.sourceID, serial,
             ])
         try SearchIndex.reindex(item, serial: serial, in: db)
+        try noteOrigin(of: item.id, version: record.version)
         return record
     }
 

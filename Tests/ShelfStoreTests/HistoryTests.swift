@@ -26,6 +26,23 @@ struct HistoryTests {
         #expect(try library.store.file(id: note.id, version: third.version) == third.content)
     }
 
+    @Test func eachVersionSaysHowItCameToBe() throws {
+        let library = try TestLibrary()
+        let imported = try library.store.write(as: ChangeOrigin(.import)) { try $0.insert(.note(Sample.note()), path: nil, source: nil) }
+        guard case .note(var note) = imported.item else { throw ExpectedNote() }
+        note.content = "edited"
+        _ = try library.store.update(.note(note))
+        note.content = "from the laptop"
+        _ = try library.store.write(as: ChangeOrigin(.sync, device: "laptop")) { try $0.update(.note(note), basedOn: nil, source: nil) }
+        let copy = try library.store.write { writer in
+            try writer.saveConflictCopy(Data("other side\n".utf8), kind: .note, beside: imported.path, time: Date(), device: "desk")
+        }
+
+        #expect(try library.store.origin(of: note.id) == ChangeOrigin(.sync, device: "laptop"))
+        #expect(try library.store.history(id: note.id).map(\.origin) == [ChangeOrigin(.edit), ChangeOrigin(.import)])
+        #expect(try library.store.origin(of: copy.item.id) == ChangeOrigin(.conflict, device: "desk"))
+    }
+
     @Test func whatChangesNoBytesKeepsNoVersion() throws {
         let library = try TestLibrary()
         let original = try library.store.insert(.note(Sample.note()))

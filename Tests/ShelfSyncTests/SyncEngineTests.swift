@@ -218,6 +218,18 @@ import TestSupport
                 #expect(try !device.files().keys.contains { $0.contains("(conflict ") })
             }
             #expect(try a.files() == b.files())
+
+            // The merge is in the history, and restoring the version before it undoes it everywhere.
+            let (merger, other) = delayed ? (a, b) : (b, a)
+            #expect(try merger.store.origin(of: id)?.reason == .merge)
+            let before = try #require(try merger.store.history(id: id).first { $0.origin?.reason != .merge })
+            let undone = try #require(try merger.store.file(id: id, version: before.version))
+            _ = try merger.store.write(as: ChangeOrigin(.restore)) {
+                try $0.saveFile(undone, of: id, kind: .book, at: "Books/Dune.md", basedOn: nil, modified: Date())
+            }
+            try devices.settle(merger, other)
+            #expect(try other.text(id: id) == String(decoding: undone, as: UTF8.self))
+            #expect(try other.store.origin(of: id)?.reason == .sync)
         }
     }
 

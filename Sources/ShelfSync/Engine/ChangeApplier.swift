@@ -49,6 +49,8 @@ struct ChangeApplier {
         if let local, local.state.needsPush(since: synced) {
             try rebase(local: local.state, localContent: try local.content ?? bytes(of: local.state), onto: incoming,
                        base: synced)
+        } else if incoming.mergedFrom != nil {
+            try writer.with(ChangeOrigin(.merge)) { try take(incoming.state, title: incoming.title, of: id, claim: incoming) }
         } else {
             try take(incoming.state, title: incoming.title, of: id, claim: incoming)
         }
@@ -143,7 +145,10 @@ struct ChangeApplier {
             }
             target.hash = ContentHash(of: targetBytes)
             target.size = targetBytes.count
-            try take(target, title: remote.title, of: id, claim: remote, bytes: targetBytes)
+            let isMerge = target.hash != local.hash && target.hash != remote.hash
+            try writer.with(isMerge ? ChangeOrigin(.merge) : ChangeOrigin(.sync, device: deviceName(remote.device))) {
+                try take(target, title: remote.title, of: id, claim: remote, bytes: targetBytes)
+            }
         }
     }
 

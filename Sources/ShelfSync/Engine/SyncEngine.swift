@@ -150,7 +150,7 @@ public final class SyncEngine: Sendable {
                 cursor[batch.device] = batch.number
                 let encodedCursor = try CloudCoding.encoder.encode(cursor)
                 var plainChanges: [String] = []
-                applied += try store.write { writer in
+                applied += try store.write(as: ChangeOrigin(.sync, device: deviceName(batch.device))) { writer in
                     var count = 0
                     if batch.device != link.device {
                         let applier = applier(writer, link)

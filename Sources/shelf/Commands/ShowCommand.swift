@@ -36,7 +36,11 @@ struct HistoryCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "history",
         abstract: "List the earlier versions of one item that the library keeps.",
-        discussion: "Every save keeps the version it replaced; `shelf show ITEM --version N` prints one.")
+        discussion: """
+            Every save keeps the version it replaced; `shelf show ITEM --version N` prints one, \
+            `shelf restore ITEM --version N` brings it back. Each line: version, time, size, and how \
+            it came to be — edit, import, sync from DEVICE, merge, conflict, restore.
+            """)
 
     @OptionGroup var library: LibraryOptions
 
@@ -46,10 +50,17 @@ struct HistoryCommand: ParsableCommand {
     func run() throws {
         let store = try library.open()
         let record = try store.record(named: item)
-        print("\(record.version)\t\(Self.format(record.modified))\t\(record.content.count) bytes\tcurrent\(record.draftDiagnostics == nil ? "" : ", draft")")
+        let origin = try store.origin(of: record.item.id)
+        print("\(record.version)\t\(Self.format(record.modified))\t\(record.content.count) bytes\t\(Self.describe(origin))\tcurrent\(record.draftDiagnostics == nil ? "" : ", draft")")
         for version in try store.history(id: record.item.id) {
-            print("\(version.version)\t\(Self.format(version.modified))\t\(version.size) bytes\(version.wasDraft ? "\tdraft" : "")")
+            print("\(version.version)\t\(Self.format(version.modified))\t\(version.size) bytes\t\(Self.describe(version.origin))\(version.wasDraft ? "\tdraft" : "")")
         }
+    }
+
+    /// `edit`, `sync from laptop`, `merge`…; `-` for versions from before Shelf recorded it.
+    private static func describe(_ origin: ChangeOrigin?) -> String {
+        guard let origin else { return "-" }
+        return origin.device.map { "\(origin.reason.rawValue) from \($0)" } ?? origin.reason.rawValue
     }
 
     private static func format(_ date: Date) -> String {
@@ -81,7 +92,7 @@ struct RestoreCommand: ParsableCommand {
         guard let bytes = try store.file(id: record.item.id, version: version) else {
             throw CLIError("\(record.path) has no version \(version) any more. `shelf history \(record.item.id)` lists the versions kept.")
         }
-        let restored = try store.write {
+        let restored = try store.write(as: ChangeOrigin(.restore)) {
             try $0.saveFile(bytes, of: record.item.id, kind: record.item.kind, at: record.path, basedOn: record.version,
                             modified: Date())
         }
