@@ -100,6 +100,11 @@ extension StoreWriter {
             .execute(arguments: [id, item.rawValue, body])
     }
 
+    /// Every item's cloud change its state descends from, as the sync engine encoded them.
+    public func syncedChanges() throws -> [Data] {
+        try Data.fetchAll(db, sql: "SELECT c.body FROM item_sync s JOIN cloud_change c ON c.id = s.change_id")
+    }
+
     /// The cloud change item `id`'s state descends from: what its next change is based on.
     public func syncedChange(of id: ItemID) throws -> String? {
         try String.fetchOne(db.cachedStatement(sql: "SELECT change_id FROM item_sync WHERE item_id = ?"),

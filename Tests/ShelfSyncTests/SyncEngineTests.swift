@@ -385,3 +385,60 @@ import TestSupport
         #expect(batches == ["000000000001.json"])
     }
 }
+
+@Suite struct CloudMaintenanceTests {
+    /// Every file name under `folder` of the cloud, relative.
+    func names(_ devices: Devices, _ folder: String) -> [String] {
+        (FileManager.default.subpaths(atPath: devices.cloud(for: "a").folder.appendingPathComponent(folder).path) ?? [])
+            .filter { $0.hasSuffix(".json") || !$0.contains(".") && $0.count == 64 + 3 }
+    }
+
+    @Test func logsEveryDeviceReadAndBytesNobodyNeedsGoAndALateDeviceStartsFromTheSnapshot() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let id = try a.write("Notes/Often.md", "version 0\n")
+        for round in 1...20 {
+            _ = try a.write("Notes/Often.md", "version \(round)\n")
+            _ = try a.write("Notes/Other \(round).md", "other \(round)\n")
+            try a.sync()
+        }
+        try devices.settle(a, b)
+        let batchesBefore = names(devices, "log").count
+
+        // Until b reports how far it has read, nothing of a's log can go.
+        var report = try a.engine.maintainCloud(snapshotEvery: 1, unusedFor: 0)
+        #expect(report.snapshotWritten)
+        #expect(report.batchesRemoved == 0)
+        try b.engine.maintainCloud(snapshotEvery: 1_000_000, unusedFor: 0)
+        report = try a.engine.maintainCloud(snapshotEvery: 1_000_000, unusedFor: 0)
+        #expect(report.batchesRemoved > 0)
+        #expect(report.contentRemoved >= 19, "the replaced versions of Often.md")
+        #expect(names(devices, "log").count < batchesBefore)
+
+        // A third device joining now starts from the snapshot and ends like the others.
+        let c = try devices.device("c")
+        try devices.settle(c, a, b)
+        #expect(try c.text(id: id) == "version 20\n")
+        #expect(try c.files() == a.files())
+        #expect(try b.files() == a.files())
+        _ = try a.write("Notes/Often.md", "after the snapshot\n")
+        try devices.settle(a, b, c)
+        #expect(try c.text(id: id) == "after the snapshot\n")
+    }
+
+    @Test func aLostDeviceHoldsRemovalBackUntilForgotten() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        _ = try devices.device("lost")  // linked once, never heard from again
+        for round in 1...5 {
+            _ = try a.write("Notes/Note.md", "round \(round)\n")
+            try a.sync()
+        }
+        #expect(try a.engine.maintainCloud(snapshotEvery: 1, unusedFor: 0).batchesRemoved == 0)
+        #expect(throws: SyncError.self) { try a.engine.forgetDevice(named: "nobody") }
+        #expect(throws: SyncError.cannotForgetItself) { try a.engine.forgetDevice(named: "a") }
+        try a.engine.forgetDevice(named: "lost")
+        #expect(try a.engine.maintainCloud(snapshotEvery: 1, unusedFor: 0).batchesRemoved > 0)
+    }
+}

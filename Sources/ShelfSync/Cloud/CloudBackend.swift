@@ -37,7 +37,29 @@ public protocol CloudBackend: Sendable {
     /// delivering it) ends that device's run until it can.
     func batches(after cursor: CloudCursor, limit: Int) throws -> (batches: [ChangeBatch], cursor: CloudCursor)
 
-    /// Stores file bytes under their hash (a no-op when that hash is stored already).
+    /// Marks `device` retired (`shelf cloud forget-device`): its reading no longer holds back
+    /// the removal of logs, and its own logs may go once a snapshot covers them.
+    func retire(_ device: DeviceID) throws
+    func retiredDevices() throws -> Set<DeviceID>
+
+    /// Publishes how far a device has read; the one with the highest number counts, and the
+    /// device may remove its older ones.
+    func acknowledge(_ ack: DeviceAck) throws
+    /// Each device's newest acknowledgement.
+    func acknowledgements() throws -> [DeviceID: DeviceAck]
+
+    func putSnapshot(_ snapshot: CloudSnapshot) throws
+    /// The snapshot with the most batches behind it, if any.
+    func latestSnapshot() throws -> CloudSnapshot?
+
+    /// Removes `device`'s batches numbered up to `number` (every device has read them, and a
+    /// snapshot covers them); returns how many.
+    func removeBatches(of device: DeviceID, through number: Int64) throws -> Int
+    /// Removes the stored bytes whose hash is not in `keeping` and that were not stored or
+    /// reused since `unusedSince`; returns how many.
+    func removeContent(except keeping: Set<ContentHash>, unusedSince: Date) throws -> Int
+
+    /// Stores file bytes under their hash (when that hash is stored already, marks it used now).
     func putContent(_ bytes: Data, hash: ContentHash) throws
     /// The bytes stored under `hash`, checked against it; nil when they have not arrived.
     func content(_ hash: ContentHash) throws -> Data?

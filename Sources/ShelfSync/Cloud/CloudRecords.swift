@@ -127,6 +127,39 @@ public struct ChangeBatch: Codable, Hashable, Sendable {
     }
 }
 
+/// How far a device has read the cloud, as it tells the others (numbered: the newest counts),
+/// so that logs every device has read can be removed.
+public struct DeviceAck: Codable, Hashable, Sendable {
+    public var device: DeviceID
+    public var number: Int64
+    public var cursor: CloudCursor
+    public var time: Date
+
+    public init(device: DeviceID, number: Int64, cursor: CloudCursor, time: Date = Date()) {
+        self.device = device
+        self.number = number
+        self.cursor = cursor
+        self.time = time
+    }
+}
+
+/// The whole library as one device knew it at `cursor`: the newest change of every item and
+/// plain file (deletions included). A device joining late starts here instead of replaying
+/// every log, and logs it covers can go.
+public struct CloudSnapshot: Codable, Hashable, Sendable {
+    public var device: DeviceID
+    public var number: Int64
+    public var cursor: CloudCursor
+    public var changes: [CloudChange]
+
+    public init(device: DeviceID, number: Int64, cursor: CloudCursor, changes: [CloudChange]) {
+        self.device = device
+        self.number = number
+        self.cursor = cursor
+        self.changes = changes
+    }
+}
+
 /// How far a device has read the cloud: per log, the last batch applied. A folder cloud has
 /// one log per device; a backend with one ordered log uses a single key.
 public struct CloudCursor: Codable, Hashable, Sendable {

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ShelfStore
 
 /// The embedded cloud: a folder, local or carried between machines by a file-sync tool or a
@@ -7,11 +8,16 @@ import ShelfStore
 /// ```
 /// shelf-cloud.json                      identity, written by the device that created the cloud
 /// devices/<device>.json                 one per device, written by that device
+/// devices/<device>.retired.json         written once by the device that retired it
 /// log/<device>/<000000000001>.json      that device's change batches, numbered
+/// acks/<device>/<000000000001>.json     how far that device has read, numbered
+/// snapshots/<batches>-<device>-<n>.json the whole library as of a cursor (`batches` behind it)
 /// content/<ab>/<abcdef…>                file bytes, named by their SHA-256
 /// ```
 /// Every file is written once, by one device, under a hidden temporary name first, and never
 /// changed: a file-sync tool never sees two devices write one file, so no lock files exist.
+/// Files go away only when no device needs them: a device removes its own older
+/// acknowledgements and snapshots, and logs every device has read once a snapshot covers them.
 /// Names that are not Shelf's (`desktop.ini`, `.DS_Store`, `.stfolder`, a sync tool's
 /// `… (conflicted copy).json` or `.sync-conflict-…`) are ignored: a conflict copy of a file
 /// written once can only repeat it.
@@ -34,6 +40,8 @@ public struct FolderCloud: CloudBackend {
     private var devicesURL: URL { folder.appendingPathComponent("devices", isDirectory: true) }
     private var logURL: URL { folder.appendingPathComponent("log", isDirectory: true) }
     private var contentURL: URL { folder.appendingPathComponent("content", isDirectory: true) }
+    private var acksURL: URL { folder.appendingPathComponent("acks", isDirectory: true) }
+    private var snapshotsURL: URL { folder.appendingPathComponent("snapshots", isDirectory: true) }
 
     // MARK: Identity
 
@@ -67,6 +75,19 @@ public struct FolderCloud: CloudBackend {
 
     public func register(_ device: DeviceRecord) throws {
         try writeOnce(try CloudCoding.encoder.encode(device), at: devicesURL.appendingPathComponent(device.id + ".json"))
+    }
+
+    public func retire(_ device: DeviceID) throws {
+        try writeOnce(try CloudCoding.encoder.encode(["device": device]),
+                      at: devicesURL.appendingPathComponent(device + ".retired.json"))
+    }
+
+    public func retiredDevices() throws -> Set<DeviceID> {
+        Set(try listing(of: devicesURL, missing: nil).compactMap { name in
+            guard name.hasSuffix(".retired.json") else { return nil }
+            let device = String(name.dropLast(".retired.json".count))
+            return Self.isDeviceID(device) ? device : nil
+        })
     }
 
     public func devices() throws -> [DeviceRecord] {
@@ -116,10 +137,75 @@ public struct FolderCloud: CloudBackend {
             .appendingPathComponent(String(format: "%012lld.json", number))
     }
 
+    public func removeBatches(of device: DeviceID, through number: Int64) throws -> Int {
+        let folder = logURL.appendingPathComponent(device, isDirectory: true)
+        var removed = 0
+        for name in try listing(of: folder, missing: nil) {
+            guard let batch = Self.batchNumber(name), batch <= number else { continue }
+            if unlink(folder.appendingPathComponent(name).path) == 0 { removed += 1 }
+        }
+        return removed
+    }
+
+    // MARK: Acknowledgements and snapshots
+
+    public func acknowledge(_ ack: DeviceAck) throws {
+        let folder = acksURL.appendingPathComponent(ack.device, isDirectory: true)
+        try writeOnce(try CloudCoding.encoder.encode(ack), at: folder.appendingPathComponent("\(ack.number).json"))
+        for name in try listing(of: folder, missing: nil) {
+            if let number = Self.number(name), number < ack.number { unlink(folder.appendingPathComponent(name).path) }
+        }
+    }
+
+    public func acknowledgements() throws -> [DeviceID: DeviceAck] {
+        var acks: [DeviceID: DeviceAck] = [:]
+        for device in try listing(of: acksURL, missing: nil).filter(Self.isDeviceID) {
+            let folder = acksURL.appendingPathComponent(device, isDirectory: true)
+            guard let newest = try listing(of: folder, missing: nil).compactMap(Self.number).max(),
+                  let ack = try? decode(DeviceAck.self, at: folder.appendingPathComponent("\(newest).json")),
+                  ack.device == device else { continue }
+            acks[device] = ack
+        }
+        return acks
+    }
+
+    public func putSnapshot(_ snapshot: CloudSnapshot) throws {
+        let total = snapshot.cursor.positions.values.reduce(0, +)
+        let name = String(format: "%012lld-", total) + snapshot.device + String(format: "-%012lld.json", snapshot.number)
+        try writeOnce(try CloudCoding.encoder.encode(snapshot), at: snapshotsURL.appendingPathComponent(name))
+        // This device's older snapshots are covered by the new one.
+        for old in try listing(of: snapshotsURL, missing: nil) where old != name && old.contains("-" + snapshot.device + "-") {
+            unlink(snapshotsURL.appendingPathComponent(old).path)
+        }
+    }
+
+    public func latestSnapshot() throws -> CloudSnapshot? {
+        for name in try listing(of: snapshotsURL, missing: nil).filter({ $0.hasSuffix(".json") && !$0.hasPrefix(".") }).sorted().reversed() {
+            if let snapshot = try? decode(CloudSnapshot.self, at: snapshotsURL.appendingPathComponent(name)) { return snapshot }
+        }
+        return nil
+    }
+
     // MARK: Content
 
     public func putContent(_ bytes: Data, hash: ContentHash) throws {
-        try writeOnce(bytes, at: contentFileURL(hash))
+        // Stored already: marked used now, so a removal of unused bytes running elsewhere spares it.
+        if try !writeOnce(bytes, at: contentFileURL(hash)) { utimensat(AT_FDCWD, contentFileURL(hash).path, nil, 0) }
+    }
+
+    public func removeContent(except keeping: Set<ContentHash>, unusedSince: Date) throws -> Int {
+        var removed = 0
+        for prefix in try listing(of: contentURL, missing: nil) where prefix.count == 2 {
+            let folder = contentURL.appendingPathComponent(prefix, isDirectory: true)
+            for name in try listing(of: folder, missing: nil) where ContentHash(rawValue: name).isWellFormed {
+                guard !keeping.contains(ContentHash(rawValue: name)) else { continue }
+                var info = stat()
+                let path = folder.appendingPathComponent(name).path
+                guard stat(path, &info) == 0, Double(info.st_mtim.tv_sec) < unusedSince.timeIntervalSince1970 else { continue }
+                if unlink(path) == 0 { removed += 1 }
+            }
+        }
+        return removed
     }
 
     public func content(_ hash: ContentHash) throws -> Data? {
@@ -190,11 +276,16 @@ public struct FolderCloud: CloudBackend {
         !name.isEmpty && name.utf8.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 45 }
     }
 
-    /// The number in `000000000042.json`; nil for every other name.
+    /// The number in `000000000042.json` (a batch's name: twelve digits); nil for every other name.
     private static func batchNumber(_ name: String) -> Int64? {
-        guard name.utf8.count == 17, name.hasSuffix(".json") else { return nil }
+        name.utf8.count == 17 ? number(name) : nil
+    }
+
+    /// The number in `42.json`; nil for every other name.
+    private static func number(_ name: String) -> Int64? {
+        guard name.hasSuffix(".json") else { return nil }
         let digits = name.dropLast(5)
-        guard digits.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
+        guard !digits.isEmpty, digits.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
         return Int64(digits)
     }
 }

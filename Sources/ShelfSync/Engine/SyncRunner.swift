@@ -6,7 +6,8 @@ import ShelfStore
 /// soon as the library commits a change or a new file lands in the cloud's change folders, and
 /// at least every `interval` (a cloud that cannot be watched, a missed event). After a failure
 /// the next round waits longer each time (up to a minute), so an unreachable cloud is retried
-/// without spinning. ``syncNow()`` asks for a round at once.
+/// without spinning. ``syncNow()`` asks for a round at once. Once an hour it also keeps the
+/// cloud small (``SyncEngine/maintainCloud(snapshotEvery:unusedFor:)``).
 public final class SyncRunner: @unchecked Sendable {
     private let engine: SyncEngine
     private let interval: TimeInterval
@@ -18,6 +19,8 @@ public final class SyncRunner: @unchecked Sendable {
     private var isRequested = false
     private var failures = 0
     private let signal = FolderChangeSignal()
+    /// When the cloud was last tidied (snapshot, removals): hourly is plenty.
+    private var lastMaintenance = Date.distantPast
 
     public init(engine: SyncEngine, interval: TimeInterval, logger: Logger) {
         self.engine = engine
@@ -77,6 +80,10 @@ public final class SyncRunner: @unchecked Sendable {
                 logger.info("synced: \(report.pulled) changes in, \(report.pushed) out")
             }
             condition.withLock { failures = 0 }
+            if Date().timeIntervalSince(lastMaintenance) > 3600 {
+                lastMaintenance = Date()
+                try engine.maintainCloud()
+            }
         } catch {
             let count = condition.withLock { failures += 1; return failures }
             if count == 1 { logger.error("sync failed, retrying: \(error)") }

@@ -9,7 +9,7 @@ struct CloudCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cloud",
         abstract: "Link the library to a cloud copy that several devices share, and see how sync is doing.",
-        subcommands: [Link.self, Unlink.self, Status.self])
+        subcommands: [Link.self, Unlink.self, Status.self, ForgetDevice.self, Compact.self])
 
     struct Link: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -84,6 +84,37 @@ struct CloudCommand: ParsableCommand {
         }
 
         private static func format(_ date: Date) -> String { ISO8601DateFormatter().string(from: date) }
+    }
+}
+
+extension CloudCommand {
+    struct ForgetDevice: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "forget-device",
+            abstract: "Retire a device that will not sync again (lost, wiped), so the cloud can drop what only it still needed.",
+            discussion: "Its changes stay; logs every other device has read go once a snapshot covers them.")
+        @OptionGroup var library: LibraryOptions
+        @Argument(help: "The device's name (or id, when two share a name).")
+        var device: String
+
+        func run() throws {
+            let (_, engine) = try DownloadControl.open(library)
+            try engine.forgetDevice(named: device)
+            let report = try engine.maintainCloud()
+            print("Forgot \(device); \(report.batchesRemoved) log files and \(report.contentRemoved) unused contents removed.")
+        }
+    }
+
+    struct Compact: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write a snapshot now and remove what no device needs any more (a mounted library does this hourly).")
+        @OptionGroup var library: LibraryOptions
+
+        func run() throws {
+            let (_, engine) = try DownloadControl.open(library)
+            let report = try engine.maintainCloud(snapshotEvery: 1)
+            print("\(report.snapshotWritten ? "Snapshot written; " : "")\(report.batchesRemoved) log files and \(report.contentRemoved) unused contents removed.")
+        }
     }
 }
 

@@ -100,4 +100,6 @@ struct Seconds: ExpressibleByArgument {
         guard let value = Double(digits), value >= 0 else { return nil }
         self.value = value
     }
+
+    var defaultValueDescription: String { "\(value.formatted())s" }
 }
