@@ -18,22 +18,7 @@ import TestSupport
 
     /// Both mounted; the mounts are always taken down.
     func withBothMounted(_ a: ShelfCLI, _ b: ShelfCLI, _ body: (_ mountA: String, _ mountB: String) throws -> Void) throws {
-        let mounts = [a, b].map { $0.scratch.appendingPathComponent("mnt").path }
-        for mount in mounts {
-            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-            MountRecords.record(mount)
-        }
-        defer {
-            for mount in mounts {
-                ShelfCLI.forceUnmount(mount)
-                MountRecords.forget(mount)
-            }
-        }
-        for (cli, mount) in zip([a, b], mounts) {
-            let mounted = try cli.run("mount", mount, timeout: .seconds(40))
-            try #require(mounted.status == 0, "\(mounted.stderr)")
-        }
-        try body(mounts[0], mounts[1])
+        try a.withMount { mountA in try b.withMount { mountB in try body(mountA, mountB) } }
     }
 
     @Test func linkingBringsEveryItemAndBothExportsMatch() throws {
@@ -163,34 +148,28 @@ import TestSupport
             try a.run("cloud", "link", cloud, "--device", "laptop")
             try b.run("cloud", "link", cloud, "--device", "desk")
             try FileManager.default.moveItem(atPath: cloud, toPath: cloud + "-away")
-            let mount = b.scratch.appendingPathComponent("mnt").path
-            try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-            MountRecords.record(mount)
-            defer {
-                ShelfCLI.forceUnmount(mount)
-                MountRecords.forget(mount)
-            }
-            try #require(try b.run("mount", mount, "--download-timeout", "2s", timeout: .seconds(40)).status == 0)
-            let path = mount + "/Notes/Stoic themes.md"
-            let started = ContinuousClock.now
-            let read = try b.tool("python3", "-c", """
-                import errno, sys
-                try:
-                    open(sys.argv[1], "rb").read()
-                except OSError as error:
-                    print(errno.errorcode[error.errno])
-                """, path, timeout: .seconds(30))
-            #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "EIO")
-            #expect(ContinuousClock.now - started < .seconds(12))
-            let error = try Self.attribute("user.shelf.error", of: path, cli: b)
-            #expect(error.contains("not there"), "the cause: \(error)")
-            #expect(try Self.attribute("user.shelf.download", of: path, cli: b) == "error")
+            try b.withMount("--download-timeout", "2s") { mount in
+                let path = mount + "/Notes/Stoic themes.md"
+                let started = ContinuousClock.now
+                let read = try b.tool("python3", "-c", """
+                    import errno, sys
+                    try:
+                        open(sys.argv[1], "rb").read()
+                    except OSError as error:
+                        print(errno.errorcode[error.errno])
+                    """, path, timeout: .seconds(30))
+                #expect(read.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "EIO")
+                #expect(ContinuousClock.now - started < .seconds(12))
+                let error = try Self.attribute("user.shelf.error", of: path, cli: b)
+                #expect(error.contains("not there"), "the cause: \(error)")
+                #expect(try Self.attribute("user.shelf.download", of: path, cli: b) == "error")
 
-            // Edits wait; nothing is deleted; once the folder is back, the bytes come.
-            try FileManager.default.moveItem(atPath: cloud + "-away", toPath: cloud)
-            #expect(try eventually(within: .seconds(10)) {
-                FileManager.default.contents(atPath: path).map { !$0.isEmpty } ?? false
-            })
+                // Edits wait; nothing is deleted; once the folder is back, the bytes come.
+                try FileManager.default.moveItem(atPath: cloud + "-away", toPath: cloud)
+                #expect(try eventually(within: .seconds(10)) {
+                    FileManager.default.contents(atPath: path).map { !$0.isEmpty } ?? false
+                })
+            }
         }
     }
 

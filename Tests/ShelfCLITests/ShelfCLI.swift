@@ -62,6 +62,26 @@ struct ShelfCLI {
         try body(cli, mountpoint)
     }
 
+    /// Mounts this CLI's library at `scratch/mnt` with `options` (`shelf mount` in the
+    /// background, as a user would), runs `body` with the mountpoint, and always takes it down.
+    func withMount<T>(_ options: String..., body: (_ mountpoint: String) throws -> T) throws -> T {
+        let mountpoint = scratch.appendingPathComponent("mnt").path
+        try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
+        MountRecords.record(mountpoint)
+        defer {
+            Self.forceUnmount(mountpoint)
+            MountRecords.forget(mountpoint)
+        }
+        let mounted = try run(["mount", mountpoint] + options, timeout: .seconds(40))
+        guard mounted.status == 0 else { throw MountFailed(stderr: mounted.stderr) }
+        return try body(mountpoint)
+    }
+
+    struct MountFailed: Error, CustomStringConvertible {
+        let stderr: String
+        var description: String { "shelf mount failed: \(stderr)" }
+    }
+
     /// Takes a mount down however it is: `fusermount3 -u`, then `-u -z`.
     static func forceUnmount(_ mountpoint: String) {
         for arguments in [["-u", mountpoint], ["-u", "-z", mountpoint]] {

@@ -46,24 +46,18 @@ import TestSupport
         #expect(try b.run("download", "Notes/Stoic themes.md").status == 0)
         #expect(try saw(Event(event: "downloaded", path: "Notes/Stoic themes.md", device: "desk")))
 
-        let mount = b.scratch.appendingPathComponent("mnt").path
-        try FileManager.default.createDirectory(atPath: mount, withIntermediateDirectories: true)
-        MountRecords.record(mount)
-        defer {
-            ShelfCLI.forceUnmount(mount)
-            MountRecords.forget(mount)
+        try b.withMount { mount in
+            try FileManager.default.moveItem(atPath: mount + "/Notes/Stoic themes.md", toPath: mount + "/Notes/Stoics.md")
+            #expect(try saw(Event(event: "renamed", path: "Notes/Stoics.md", from: "Notes/Stoic themes.md", device: "desk")))
+
+            try Data("---\ntitle: [broken\n---\n".utf8).write(to: URL(fileURLWithPath: mount + "/Notes/Stoics.md"))
+            #expect(try saw(Event(event: "error", path: "Notes/Stoics.md", device: "desk")))
+
+            try Data("A new note.\n".utf8).write(to: URL(fileURLWithPath: mount + "/Notes/New.md"))
+            #expect(try saw(Event(event: "added", path: "Notes/New.md", device: "desk")))
+
+            try FileManager.default.removeItem(atPath: mount + "/Notes/New.md")
+            #expect(try saw(Event(event: "removed", path: "Notes/New.md", device: "desk")))
         }
-        try #require(try b.run("mount", mount, timeout: .seconds(40)).status == 0)
-        try FileManager.default.moveItem(atPath: mount + "/Notes/Stoic themes.md", toPath: mount + "/Notes/Stoics.md")
-        #expect(try saw(Event(event: "renamed", path: "Notes/Stoics.md", from: "Notes/Stoic themes.md", device: "desk")))
-
-        try Data("---\ntitle: [broken\n---\n".utf8).write(to: URL(fileURLWithPath: mount + "/Notes/Stoics.md"))
-        #expect(try saw(Event(event: "error", path: "Notes/Stoics.md", device: "desk")))
-
-        try Data("A new note.\n".utf8).write(to: URL(fileURLWithPath: mount + "/Notes/New.md"))
-        #expect(try saw(Event(event: "added", path: "Notes/New.md", device: "desk")))
-
-        try FileManager.default.removeItem(atPath: mount + "/Notes/New.md")
-        #expect(try saw(Event(event: "removed", path: "Notes/New.md", device: "desk")))
     }
 }
