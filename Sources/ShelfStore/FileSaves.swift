@@ -16,7 +16,7 @@ extension StoreWriter {
                          modified: Date) throws -> ItemRecord {
         let fileTitle = FileNaming.title(fromFileName: String(ItemPath.fileName(of: path)))
         let parsed = MarkdownCodec.parse(bytes: bytes, kind: kind, fileTitle: fileTitle)
-        let exists = try record(id: id) != nil
+        let exists = try queries.presence(of: id) == .live
         // Whole bytes make any placeholder of the item a downloaded file.
         try db.cachedStatement(sql: "DELETE FROM item_download WHERE item_id = ?").execute(arguments: [id.rawValue])
         switch parsed {

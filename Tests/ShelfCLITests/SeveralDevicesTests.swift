@@ -54,6 +54,14 @@ import TestSupport
             #expect(result.stderr.contains("holds files but no Shelf cloud"))
             #expect(try FileManager.default.contentsOfDirectory(atPath: cloud) == ["taxes.pdf"])
             #expect(try a.run("status").stdout.contains("not linked"))
+
+            // A mounted library is linked once unmounted: its mount decides to sync when it starts.
+            try FileManager.default.removeItem(atPath: cloud)
+            try a.withMount { mountpoint in
+                let mounted = try a.run("cloud", "link", cloud)
+                #expect(mounted.status != 0 && mounted.stderr.contains("mounted at \(mountpoint)"), "\(mounted.stderr)")
+            }
+            #expect(try a.run("cloud", "link", cloud).status == 0)
         }
     }
 

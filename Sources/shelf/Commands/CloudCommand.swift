@@ -34,6 +34,10 @@ struct CloudCommand: ParsableCommand {
 
         func run() throws {
             let store = try library.open()
+            // A mount decides whether to sync when it starts.
+            if let mountpoint = ShelfMounts.mountpoints(ofLibrary: store.folder).first {
+                throw CLIError("the library is mounted at \(mountpoint); unmount it (`shelf unmount \(mountpoint)`), link, then mount it again to sync while mounted.")
+            }
             let cloud = try CloudLocation.backend(location)
             let link = try SyncEngine.link(store, to: cloud, deviceName: device, downloadAll: download == .all,
                                            cacheLimit: cacheLimit?.bytes)
