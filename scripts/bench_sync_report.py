@@ -26,21 +26,6 @@ READS = [("placeholders", "`cat` every placeholder of the new device (first read
          ("downloaded", "`cat` every file of a device linked with `--download all`"),
          ("download_all", "`shelf download --all` on another new device (no mount)")]
 BUCKETS = [0.1 * i for i in range(1, 11)]
-# The mount's change follower reads the library's change feed this often
-# (Sources/ShelfFS/ChangeFollower.swift), so a pulled change reaches the kernel within it.
-FOLLOWER = 0.15
-
-
-def timer_model(poll):
-    """p50 and p99 of the time a save spends waiting on timers alone, if they were all it cost:
-    A's next sync round, uniform in [0, poll); B's next round after A's push, the same; B's
-    change follower after B's pull, uniform in [0, FOLLOWER). Sampled with a fixed seed."""
-    import random
-    rng = random.Random(1)
-    values = sorted(rng.uniform(0, poll) + rng.uniform(0, poll) + rng.uniform(0, FOLLOWER)
-                    for _ in range(200000))
-    return percentile(values, 50), percentile(values, 99)
-
 run, settings, setting_rss, setting_files = {}, collections.OrderedDict(), {}, {}
 saves = collections.defaultdict(list)  # label -> [(round, save, latency or None, reads)]
 sizes = collections.OrderedDict()      # n -> {key: value}
@@ -184,9 +169,9 @@ if saves:
         "file again and again, %s between reads. The settings run round by round, side by side: "
         "in each round both settings save (each in a thread of its own), and the next round "
         "starts when both saves have arrived, so both meet the same machine. Before its save, "
-        "each setting waits a random time of up to its poll interval: the mounts sync on timers, "
-        "and a save made the moment the previous one arrived would keep meeting the same phase "
-        "of them (a person's saves come at any moment). 2 warm-up rounds are not counted (B's "
+        "each setting waits a random time (up to 0.25 s or its poll interval), so saves do not "
+        "fall into step with anything periodic in the mounts (a person's saves come at any "
+        "moment). 2 warm-up rounds are not counted (B's "
         "first read downloads its placeholder). %s saves per setting "
         "(`scripts/bench_sync_saves.py`)." % (
             "with no pause" if float(run["pause"]) == 0 else "%g ms" % (float(run["pause"]) * 1000),
@@ -206,19 +191,13 @@ if saves:
             1000 * statistics.median(s for _, s, _, _ in saves[label]),
             statistics.median(r for _, _, _, r in saves[label]), *setting_rss.get(label, ("n/a", "n/a"))))
     say("")
-    say("How a save travels: A's mount commits it when the file is closed; A's next sync round "
-        "(every poll interval) pushes it to the cloud folder; B's next round pulls it into B's "
-        "library; B's mount notices the change in its library (its change follower reads the "
-        "change feed every %g s), invalidates the kernel's cache of the file, and the next read "
-        "gets the new bytes. Waiting on those timers alone would give:" % FOLLOWER)
-    say("")
-    say("| setting | timers alone: p50 | timers alone: p99 | measured p50 | measured p99 |")
-    say("|---|---|---|---|---|")
-    for label, (poll, _) in settings.items():
-        if saves[label]:
-            model = timer_model(float(poll))
-            say("| %s: `--poll-interval` %s | %.3f s | %.3f s | %s | %s |" % (
-                NAMES.get(label, label), poll, model[0], model[1], fmt(p(label, 50)), fmt(p(label, 99))))
+    say("How a save travels: A's mount commits it when the file is closed; the commit wakes A's "
+        "sync (inotify on the library's database), which pushes it into the cloud folder; the new "
+        "batch file wakes B's sync (inotify on the cloud's change folders), which pulls it into B's "
+        "library; that commit wakes B's change follower, which invalidates the kernel's cache of "
+        "the file, and the next read gets the new bytes. The poll interval is only the fallback "
+        "for a cloud whose changes cannot be watched (a network share), which is why both settings "
+        "measure alike here.")
     say("")
     say("How the times spread (saves per band of propagation time):")
     say("")
