@@ -112,6 +112,13 @@ final class ChangeFollower: @unchecked Sendable {
         }
         // A file with unsaved writes keeps showing them: its save will keep both sides.
         let isDirty = itemInode.flatMap { fileSystem.saves.buffers.buffer(of: $0)?.isDirty } == true
+        // A download changes what is stored, not what the file reads (reads waited for it):
+        // only its blocks change, and no watcher is told of a change.
+        let isDownload = known?.isPlaceholder == true && current?.isPlaceholder == false && known?.size == current?.size
+        if isDownload {
+            if let itemInode { fileSystem.invalidate(.attributes(Inode(itemInode))) }
+            return
+        }
         if let itemInode, let known, let current, !isDirty {
             if known.version != current.version {
                 fileSystem.invalidate(.content(Inode(itemInode)))

@@ -21,7 +21,7 @@ public final class SyncEngine: Sendable {
     private let deviceNames = Mutex<[DeviceID: String]>([:])
     /// Whether a program holds item `id` now (a lock on its file, unsaved writes in it): its
     /// changes from the cloud wait until it lets go.
-    private let busyCheck = Mutex<@Sendable (ItemID) -> Bool>({ _ in false })
+    let busyCheck = Mutex<@Sendable (ItemID) -> Bool>({ _ in false })
     /// Downloads and uploads since this engine started, for the status.
     let counts = Counts()
     final class Counts: Sendable {
@@ -30,7 +30,7 @@ public final class SyncEngine: Sendable {
     }
     private let plainFileChanged = Mutex<@Sendable (String) -> Void>({ _ in })
     /// When the mount last served each item, for evicting the least recently read first.
-    private let readTimes = Mutex<@Sendable () -> [ItemID: Date]>({ [:] })
+    let readTimes = Mutex<@Sendable () -> [ItemID: Date]>({ [:] })
 
     /// Changes read from the cloud per round trip.
     private static let pullLimit = 1000
@@ -127,7 +127,7 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    private func checkIdentity() throws {
+    func checkIdentity() throws {
         let link = try requireLink()
         let identity = try cloud.identity()
         guard identity.cloud == link.cloud else {
@@ -341,166 +341,6 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    // MARK: Keeping the cloud small
-
-    /// What one maintenance removed.
-    public struct Maintenance: Equatable, Sendable {
-        public var snapshotWritten = false
-        public var batchesRemoved = 0
-        public var contentRemoved = 0
-    }
-
-    /// Tells the cloud how far this device has read, writes a snapshot once `snapshotEvery`
-    /// batches happened since the newest one, and removes what no device needs any more: logs
-    /// every device that is not retired has read and a snapshot covers (this device's own, and
-    /// retired devices'), and bytes no remaining change refers to that were not used for
-    /// `unusedFor`. A device that never reports (lost, never synced) holds removal back until
-    /// `shelf cloud forget-device` retires it.
-    @discardableResult
-    public func maintainCloud(snapshotEvery: Int = 500, unusedFor: TimeInterval = 86_400) throws -> Maintenance {
-        try withRoundLock {
-            try checkIdentity()
-            var report = Maintenance()
-            let link = try requireLink()
-            var read = try CloudCoding.decoder.decode(CloudCursor.self, from: link.cursor)
-            read[link.device] = link.nextBatch - 1
-            try cloud.acknowledge(DeviceAck(device: link.device, number: Int64(Date().timeIntervalSince1970 * 1000), cursor: read))
-
-            let behind = Self.total(read) - (try cloud.latestSnapshot().map { Self.total($0.cursor) } ?? 0)
-            let hasDeferred = try store.write { try !$0.deferredChanges().isEmpty }
-            if behind >= snapshotEvery, !hasDeferred {
-                let changes = try store.write { writer in
-                    try (writer.syncedChanges() + writer.plainFileChanges().values).map {
-                        try CloudCoding.decoder.decode(CloudChange.self, from: $0)
-                    }
-                }
-                try cloud.putSnapshot(CloudSnapshot(device: link.device, number: Int64(Date().timeIntervalSince1970 * 1000),
-                                                    cursor: read, changes: changes))
-                report.snapshotWritten = true
-            }
-
-            guard let snapshot = try cloud.latestSnapshot() else { return report }
-            let retired = try cloud.retiredDevices()
-            let active = try cloud.devices().map(\.id).filter { !retired.contains($0) }
-            let acks = try cloud.acknowledgements()
-            guard active.allSatisfy({ acks[$0] != nil }) else { return report }
-            for device in [link.device] + retired.sorted() {
-                let everyoneRead = active.map { acks[$0]?.cursor[device] ?? 0 }.min() ?? 0
-                let limit = min(everyoneRead, snapshot.cursor[device])
-                if limit > 0 { report.batchesRemoved += try cloud.removeBatches(of: device, through: limit) }
-            }
-            var keeping = Set(snapshot.changes.map(\.hash))
-            var position = CloudCursor()
-            while true {
-                let (batches, next) = try cloud.batches(after: position, limit: 10_000)
-                guard !batches.isEmpty else { break }
-                for batch in batches { keeping.formUnion(batch.changes.map(\.hash)) }
-                position = next
-            }
-            report.contentRemoved = try cloud.removeContent(except: keeping, unusedSince: Date().addingTimeInterval(-unusedFor))
-            return report
-        }
-    }
-
-    /// Retires the device named `name` (a lost laptop): it no longer holds back the removal of
-    /// logs. Throws when no device, or more than one, has that name.
-    public func forgetDevice(named name: String) throws {
-        let matches = try cloud.devices().filter { $0.name == name || $0.id == name }
-        guard matches.count == 1, let device = matches.first else {
-            throw SyncError.noSuchDevice(name: name, known: try cloud.devices().map { "\($0.name) (\($0.id))" })
-        }
-        guard device.id != (try requireLink().device) else { throw SyncError.cannotForgetItself }
-        try cloud.retire(device.id)
-    }
-
-    private static func total(_ cursor: CloudCursor) -> Int64 { cursor.positions.values.reduce(0, +) }
-
-    // MARK: Downloads
-
-    /// Brings placeholder `id`'s bytes from the cloud (checked against their hash) and puts
-    /// them in place; nothing to do for an item that is here. A failure is recorded with the
-    /// item (`user.shelf.error`, `shelf status`) and thrown.
-    public func download(_ id: ItemID) throws {
-        guard let state = try store.downloadState(of: id) else { return }
-        do {
-            guard let bytes = try cloud.content(ContentHash(rawValue: state.hash)) else {
-                // A cloud that is not there at all says so rather than "not arrived".
-                _ = try cloud.identity()
-                throw DownloadError.notArrived(location: cloud.location)
-            }
-            try store.write { writer in
-                // A newer state may have arrived meanwhile: then these bytes are not its.
-                guard try writer.downloadState(of: id)?.hash == state.hash else { return }
-                try writer.fillPlaceholder(id, with: bytes)
-            }
-            counts.downloads.add(1, ordering: .relaxed)
-        } catch {
-            try? store.write { try $0.setDownloadError("\(error)", of: id) }
-            throw error
-        }
-    }
-
-    /// Turns downloaded item `id` back into a placeholder, freeing its bytes here: only when
-    /// the cloud holds exactly these bytes, and never for a pinned, changed, locked or open item
-    /// (`EvictError`).
-    public func evict(_ id: ItemID) throws {
-        let isBusy = busyCheck.withLock { $0 }
-        _ = try requireLink()
-        let candidate = try store.write { writer -> (ItemState, String)? in
-            guard let local = try ItemState.stored(id, in: writer), local.state.operation == .put else {
-                throw StoreError.itemNotFound(id)
-            }
-            guard local.content != nil else { return nil }  // not here already
-            if try writer.isPinned(id) { throw EvictError.pinned }
-            if try local.state.needsPush(since: writer.syncedCloudChange(of: id)) { throw EvictError.notUploaded }
-            return (local.state, local.title)
-        }
-        guard let (state, title) = candidate else { return }
-        guard try cloud.hasContent(state.hash) else { throw EvictError.notUploaded }
-        if isBusy(id) { throw EvictError.busy }
-        try store.write { writer in
-            // Changed meanwhile: nothing is evicted.
-            guard let now = try ItemState.stored(id, in: writer), now.state.matches(state), now.content != nil,
-                  let kind = ItemKind(rawValue: state.kind) else { throw EvictError.busy }
-            try writer.savePlaceholder(Placeholder(id: id, kind: kind, path: state.path, title: title, size: state.size,
-                                                   hash: state.hash.rawValue, modified: state.modified,
-                                                   permissions: state.permissions), evicting: true)
-        }
-    }
-
-    /// Keeps `pinned` items downloaded whatever the cache budget (and downloads them now).
-    public func pin(_ id: ItemID, _ pinned: Bool = true) throws {
-        try store.write { try $0.setPinned(pinned, id) }
-        if pinned { try download(id) }
-    }
-
-    /// Evicts the least recently read downloaded items until what is held here fits the cache
-    /// budget; returns how many. `lastRead`: when the mount last served each item (items it
-    /// has not served count by their modification time). Items that may not be evicted
-    /// (changed, locked, pinned) are passed over.
-    @discardableResult
-    public func enforceCacheLimit(lastRead: [ItemID: Date]) throws -> Int {
-        guard let limit = try store.cloudLink()?.cacheLimit else { return 0 }
-        var held = try store.downloadedBytes()
-        guard held > limit else { return 0 }
-        let candidates = try store.evictableItems().sorted { (lastRead[$0.id] ?? $0.modified) < (lastRead[$1.id] ?? $1.modified) }
-        var evicted = 0
-        for candidate in candidates where held > limit {
-            guard (try? evict(candidate.id)) != nil else { continue }
-            held -= candidate.size
-            evicted += 1
-        }
-        return evicted
-    }
-
-    /// Downloads every placeholder; returns how many.
-    @discardableResult
-    public func downloadAll() throws -> Int {
-        let ids = try store.placeholderIDs()
-        for id in ids { try download(id) }
-        return ids.count
-    }
-
     // MARK: Status
 
     /// Items changed here that the cloud has not heard of yet.
@@ -524,7 +364,7 @@ public final class SyncEngine: Sendable {
 
     // MARK: Building blocks
 
-    private func requireLink() throws -> CloudLinkState {
+    func requireLink() throws -> CloudLinkState {
         guard let link = try store.cloudLink() else { throw SyncError.notLinked }
         return link
     }
@@ -537,7 +377,7 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    private func deviceName(_ id: DeviceID) -> String {
+    func deviceName(_ id: DeviceID) -> String {
         if let name = deviceNames.withLock({ $0[id] }) { return name }
         let devices = (try? cloud.devices()) ?? []
         deviceNames.withLock { names in
@@ -547,7 +387,7 @@ public final class SyncEngine: Sendable {
     }
 
     /// Runs `body` holding the library's sync lock (an `flock` on `sync.lock`, waited for).
-    private func withRoundLock<T>(_ body: () throws -> T) throws -> T {
+    func withRoundLock<T>(_ body: () throws -> T) throws -> T {
         let path = store.folder.appendingPathComponent("sync.lock").path
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SystemCallError("open \(path)") }
@@ -556,36 +396,6 @@ public final class SyncEngine: Sendable {
             guard errno == EINTR else { throw SystemCallError("lock \(path)") }
         }
         return try body()
-    }
-}
-
-/// Why an item's bytes stay here when asked to evict them.
-public enum EvictError: Error, Equatable, CustomStringConvertible {
-    case pinned
-    /// It changed here since the cloud last heard of it, or the cloud lacks its bytes.
-    case notUploaded
-    /// A program holds it (a lock, unsaved writes) or it changed while being evicted.
-    case busy
-
-    public var description: String {
-        switch self {
-        case .pinned: "it is pinned to this device; `shelf unpin` it first."
-        case .notUploaded: "it has changes the cloud has not received yet; sync first (`shelf sync`)."
-        case .busy: "a program is using it (a lock, or writes not saved yet); close it and try again."
-        }
-    }
-}
-
-/// Why an item's bytes could not be brought here.
-public enum DownloadError: Error, Equatable, CustomStringConvertible {
-    /// The cloud does not hold them yet (a file-sync tool still delivering them), or no longer.
-    case notArrived(location: String)
-
-    public var description: String {
-        switch self {
-        case .notArrived(let location):
-            "its content has not arrived in the cloud at \(location) yet (a file-sync tool may still be delivering it); it is fetched when it arrives."
-        }
     }
 }
 

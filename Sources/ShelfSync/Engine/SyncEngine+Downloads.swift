@@ -1,0 +1,121 @@
+import Foundation
+import ShelfModel
+import ShelfStore
+
+extension SyncEngine {
+    // MARK: Downloads
+
+    /// Brings placeholder `id`'s bytes from the cloud (checked against their hash) and puts
+    /// them in place; nothing to do for an item that is here. A failure is recorded with the
+    /// item (`user.shelf.error`, `shelf status`) and thrown.
+    public func download(_ id: ItemID) throws {
+        guard let state = try store.downloadState(of: id) else { return }
+        do {
+            guard let bytes = try cloud.content(ContentHash(rawValue: state.hash)) else {
+                // A cloud that is not there at all says so rather than "not arrived".
+                _ = try cloud.identity()
+                throw DownloadError.notArrived(location: cloud.location)
+            }
+            try store.write { writer in
+                // A newer state may have arrived meanwhile: then these bytes are not its.
+                guard try writer.downloadState(of: id)?.hash == state.hash else { return }
+                try writer.fillPlaceholder(id, with: bytes)
+            }
+            counts.downloads.add(1, ordering: .relaxed)
+        } catch {
+            try? store.write { try $0.setDownloadError("\(error)", of: id) }
+            throw error
+        }
+    }
+
+    /// Turns downloaded item `id` back into a placeholder, freeing its bytes here: only when
+    /// the cloud holds exactly these bytes, and never for a pinned, changed, locked or open item
+    /// (`EvictError`).
+    public func evict(_ id: ItemID) throws {
+        let isBusy = busyCheck.withLock { $0 }
+        _ = try requireLink()
+        let candidate = try store.write { writer -> (ItemState, String)? in
+            guard let local = try ItemState.stored(id, in: writer), local.state.operation == .put else {
+                throw StoreError.itemNotFound(id)
+            }
+            guard local.content != nil else { return nil }  // not here already
+            if try writer.isPinned(id) { throw EvictError.pinned }
+            if try local.state.needsPush(since: writer.syncedCloudChange(of: id)) { throw EvictError.notUploaded }
+            return (local.state, local.title)
+        }
+        guard let (state, title) = candidate else { return }
+        guard try cloud.hasContent(state.hash) else { throw EvictError.notUploaded }
+        if isBusy(id) { throw EvictError.busy }
+        try store.write { writer in
+            // Changed meanwhile: nothing is evicted.
+            guard let now = try ItemState.stored(id, in: writer), now.state.matches(state), now.content != nil,
+                  let kind = ItemKind(rawValue: state.kind) else { throw EvictError.busy }
+            try writer.savePlaceholder(Placeholder(id: id, kind: kind, path: state.path, title: title, size: state.size,
+                                                   hash: state.hash.rawValue, modified: state.modified,
+                                                   permissions: state.permissions), evicting: true)
+        }
+    }
+
+    /// Keeps `pinned` items downloaded whatever the cache budget (and downloads them now).
+    public func pin(_ id: ItemID, _ pinned: Bool = true) throws {
+        try store.write { try $0.setPinned(pinned, id) }
+        if pinned { try download(id) }
+    }
+
+    /// Evicts the least recently read downloaded items until what is held here fits the cache
+    /// budget; returns how many. `lastRead`: when the mount last served each item (items it
+    /// has not served count by their modification time). Items that may not be evicted
+    /// (changed, locked, pinned) are passed over.
+    @discardableResult
+    public func enforceCacheLimit(lastRead: [ItemID: Date]) throws -> Int {
+        guard let limit = try store.cloudLink()?.cacheLimit else { return 0 }
+        var held = try store.downloadedBytes()
+        guard held > limit else { return 0 }
+        let candidates = try store.evictableItems().sorted { (lastRead[$0.id] ?? $0.modified) < (lastRead[$1.id] ?? $1.modified) }
+        var evicted = 0
+        for candidate in candidates where held > limit {
+            guard (try? evict(candidate.id)) != nil else { continue }
+            held -= candidate.size
+            evicted += 1
+        }
+        return evicted
+    }
+
+    /// Downloads every placeholder; returns how many.
+    @discardableResult
+    public func downloadAll() throws -> Int {
+        let ids = try store.placeholderIDs()
+        for id in ids { try download(id) }
+        return ids.count
+    }
+}
+
+/// Why an item's bytes stay here when asked to evict them.
+public enum EvictError: Error, Equatable, CustomStringConvertible {
+    case pinned
+    /// It changed here since the cloud last heard of it, or the cloud lacks its bytes.
+    case notUploaded
+    /// A program holds it (a lock, unsaved writes) or it changed while being evicted.
+    case busy
+
+    public var description: String {
+        switch self {
+        case .pinned: "it is pinned to this device; `shelf unpin` it first."
+        case .notUploaded: "it has changes the cloud has not received yet; sync first (`shelf sync`)."
+        case .busy: "a program is using it (a lock, or writes not saved yet); close it and try again."
+        }
+    }
+}
+
+/// Why an item's bytes could not be brought here.
+public enum DownloadError: Error, Equatable, CustomStringConvertible {
+    /// The cloud does not hold them yet (a file-sync tool still delivering them), or no longer.
+    case notArrived(location: String)
+
+    public var description: String {
+        switch self {
+        case .notArrived(let location):
+            "its content has not arrived in the cloud at \(location) yet (a file-sync tool may still be delivering it); it is fetched when it arrives."
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import Foundation
+import ShelfModel
+import ShelfStore
+
+extension SyncEngine {
+    // MARK: Keeping the cloud small
+
+    /// What one maintenance removed.
+    public struct Maintenance: Equatable, Sendable {
+        public var snapshotWritten = false
+        public var batchesRemoved = 0
+        public var contentRemoved = 0
+    }
+
+    /// Tells the cloud how far this device has read, writes a snapshot once `snapshotEvery`
+    /// batches happened since the newest one, and removes what no device needs any more: logs
+    /// every device that is not retired has read and a snapshot covers (this device's own, and
+    /// retired devices'), and bytes no remaining change refers to that were not used for
+    /// `unusedFor`. A device that never reports (lost, never synced) holds removal back until
+    /// `shelf cloud forget-device` retires it.
+    @discardableResult
+    public func maintainCloud(snapshotEvery: Int = 500, unusedFor: TimeInterval = 86_400) throws -> Maintenance {
+        try withRoundLock {
+            try checkIdentity()
+            var report = Maintenance()
+            let link = try requireLink()
+            var read = try CloudCoding.decoder.decode(CloudCursor.self, from: link.cursor)
+            read[link.device] = link.nextBatch - 1
+            try cloud.acknowledge(DeviceAck(device: link.device, number: Int64(Date().timeIntervalSince1970 * 1000), cursor: read))
+
+            let behind = Self.total(read) - (try cloud.latestSnapshot().map { Self.total($0.cursor) } ?? 0)
+            let hasDeferred = try store.write { try !$0.deferredChanges().isEmpty }
+            if behind >= snapshotEvery, !hasDeferred {
+                let changes = try store.write { writer in
+                    try (writer.syncedChanges() + writer.plainFileChanges().values).map {
+                        try CloudCoding.decoder.decode(CloudChange.self, from: $0)
+                    }
+                }
+                try cloud.putSnapshot(CloudSnapshot(device: link.device, number: Int64(Date().timeIntervalSince1970 * 1000),
+                                                    cursor: read, changes: changes))
+                report.snapshotWritten = true
+            }
+
+            guard let snapshot = try cloud.latestSnapshot() else { return report }
+            let retired = try cloud.retiredDevices()
+            let active = try cloud.devices().map(\.id).filter { !retired.contains($0) }
+            let acks = try cloud.acknowledgements()
+            guard active.allSatisfy({ acks[$0] != nil }) else { return report }
+            for device in [link.device] + retired.sorted() {
+                let everyoneRead = active.map { acks[$0]?.cursor[device] ?? 0 }.min() ?? 0
+                let limit = min(everyoneRead, snapshot.cursor[device])
+                if limit > 0 { report.batchesRemoved += try cloud.removeBatches(of: device, through: limit) }
+            }
+            var keeping = Set(snapshot.changes.map(\.hash))
+            var position = CloudCursor()
+            while true {
+                let (batches, next) = try cloud.batches(after: position, limit: 10_000)
+                guard !batches.isEmpty else { break }
+                for batch in batches { keeping.formUnion(batch.changes.map(\.hash)) }
+                position = next
+            }
+            report.contentRemoved = try cloud.removeContent(except: keeping, unusedSince: Date().addingTimeInterval(-unusedFor))
+            return report
+        }
+    }
+
+    /// Retires the device named `name` (a lost laptop): it no longer holds back the removal of
+    /// logs. Throws when no device, or more than one, has that name.
+    public func forgetDevice(named name: String) throws {
+        let matches = try cloud.devices().filter { $0.name == name || $0.id == name }
+        guard matches.count == 1, let device = matches.first else {
+            throw SyncError.noSuchDevice(name: name, known: try cloud.devices().map { "\($0.name) (\($0.id))" })
+        }
+        guard device.id != (try requireLink().device) else { throw SyncError.cannotForgetItself }
+        try cloud.retire(device.id)
+    }
+
+    private static func total(_ cursor: CloudCursor) -> Int64 { cursor.positions.values.reduce(0, +) }
+}
