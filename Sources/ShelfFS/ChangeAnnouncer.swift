@@ -19,15 +19,15 @@ import Synchronization
 final class ChangeAnnouncer: @unchecked Sendable {
     enum Announcement: Hashable {
         case modified(MountPath)
-        case created(MountPath, ItemID)
-        case renamed(from: MountPath, to: MountPath, ItemID)
-        case deleted(MountPath, ItemID)
+        case created(MountPath, NodeKey)
+        case renamed(from: MountPath, to: MountPath, NodeKey)
+        case deleted(MountPath, NodeKey)
     }
 
     /// How the mount answers this thread's lookup of a name.
     enum LookupAnswer: Equatable {
         case absent
-        case item(ItemID)
+        case node(NodeKey)
     }
 
     private let waitForInvalidations: @Sendable () -> Void
@@ -99,17 +99,17 @@ final class ChangeAnnouncer: @unchecked Sendable {
     func lookup(_ path: MountPath) -> LookupAnswer? {
         switch current.withLock({ $0 }) {
         case .created(let created, _) where created == path: .absent
-        case .renamed(let from, _, let id) where from == path: .item(id)
+        case .renamed(let from, _, let key) where from == path: .node(key)
         case .renamed(_, let to, _) where to == path: .absent
-        case .deleted(let deleted, let id) where deleted == path: .item(id)
+        case .deleted(let deleted, let key) where deleted == path: .node(key)
         default: nil
         }
     }
 
-    /// The item this thread's create of `path` stands for.
-    func createdItem(at path: MountPath) -> ItemID? {
-        guard case .created(let created, let id)? = current.withLock({ $0 }), created == path else { return nil }
-        return id
+    /// The file (item or plain) this thread's create of `path` stands for.
+    func createdNode(at path: MountPath) -> NodeKey? {
+        guard case .created(let created, let key)? = current.withLock({ $0 }), created == path else { return nil }
+        return key
     }
 
     private func announceUntilStopped() {

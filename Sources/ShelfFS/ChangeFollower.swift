@@ -16,7 +16,9 @@ import ShelfStore
 final class ChangeFollower: @unchecked Sendable {
     private let fileSystem: ShelfFileSystem
     private let fallback: TimeInterval
-    private let signal: FolderChangeSignal
+    /// Made when the thread starts: a file system that is never mounted holds no inotify
+    /// instance (a user has 128 at most).
+    private var signal: FolderChangeSignal?
     private let sequence: Mutex<Int64>
     /// How many times the feed was read: an idle mount reads it rarely.
     let feedReads = Atomic<Int>(0)
@@ -30,13 +32,13 @@ final class ChangeFollower: @unchecked Sendable {
         self.fileSystem = fileSystem
         self.sequence = Mutex(sequence)
         self.fallback = fallback
-        signal = FolderChangeSignal.library(fileSystem.store.folder)
     }
 
     func start() {
         condition.withLock {
             guard !isRunning, !isStopped else { return }
             isRunning = true
+            signal = FolderChangeSignal.library(fileSystem.store.folder)
             let thread = Thread { [self] in followUntilStopped() }
             thread.name = "shelf.change-follower"
             thread.start()
@@ -49,7 +51,7 @@ final class ChangeFollower: @unchecked Sendable {
             isStopped = true
             condition.broadcast()
         }
-        signal.wakeUp()
+        condition.withLock { signal }?.wakeUp()
         condition.withLock {
             while isRunning { condition.wait() }
         }
@@ -71,7 +73,7 @@ final class ChangeFollower: @unchecked Sendable {
 
     /// Waits for the library to change (or the fallback interval); false once stopped.
     private func waitForNextPoll() -> Bool {
-        signal.wait(fallback: fallback)
+        condition.withLock { signal }?.wait(fallback: fallback)
         return condition.withLock { !isStopped }
     }
 
@@ -135,17 +137,17 @@ final class ChangeFollower: @unchecked Sendable {
         let inodes = fileSystem.inodes
         let isWatchable = { (path: MountPath) in inodes.kernelInode(for: .plain(path.parent)) != nil }
         guard let current else {
-            if let known, isWatchable(MountPath(known.path)) { fileSystem.announcer.announce(.deleted(MountPath(known.path), id)) }
+            if let known, isWatchable(MountPath(known.path)) { fileSystem.announcer.announce(.deleted(MountPath(known.path), .item(id))) }
             return
         }
         let path = MountPath(current.path)
         guard let known else {
-            if isWatchable(path) { fileSystem.announcer.announce(.created(path, id)) }
+            if isWatchable(path) { fileSystem.announcer.announce(.created(path, .item(id))) }
             return
         }
         let old = MountPath(known.path)
         if old != path, isWatchable(old) || isWatchable(path) {
-            fileSystem.announcer.announce(.renamed(from: old, to: path, id))
+            fileSystem.announcer.announce(.renamed(from: old, to: path, .item(id)))
         }
         if known.version != current.version, !isDirty, isWatchable(path) {
             fileSystem.announcer.announce(.modified(path))

@@ -355,15 +355,26 @@ final class ShelfFileSystem: Sendable {
 
     /// Sync wrote or removed the plain file at `path` behind the mount's back: the kernel
     /// drops what it cached of it (name, attributes, pages) and the mount its open descriptor,
-    /// which may name the file it replaced.
+    /// which may name the file it replaced; watchers of its folder hear of a new or changed
+    /// file from the announcer (a removed one from the kernel's delete notification).
     func plainFileChangedElsewhere(_ path: MountPath) {
-        if let inode = inodes.kernelInode(for: .plain(path)) {
+        let inode = inodes.kernelInode(for: .plain(path))
+        if let inode {
             descriptors.forget(inode)
             invalidate(.content(Inode(inode)))
         }
-        if let parent = inodes.kernelInode(for: .plain(path.parent)) {
+        guard let parent = inodes.kernelInode(for: .plain(path.parent)) else { return }
+        invalidate(.content(Inode(parent)))
+        switch (plain.exists(path), inode) {
+        case (true, nil):
             invalidate(.entry(parent: Inode(parent), name: path.name))
-            invalidate(.content(Inode(parent)))
+            if !plain.isDirectory(path) { announcer.announce(.created(path, .plain(path))) }
+        case (true, _?):
+            if !plain.isDirectory(path) { announcer.announce(.modified(path)) }
+        case (false, let inode?):
+            invalidate(.deletion(parent: Inode(parent), child: Inode(inode), name: path.name))
+        case (false, nil):
+            invalidate(.entry(parent: Inode(parent), name: path.name))
         }
     }
 

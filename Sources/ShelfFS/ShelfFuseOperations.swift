@@ -102,7 +102,7 @@ public final class ShelfFuseOperations: FuseOperations {
                let answer = fileSystem.announcer.lookup(try fileSystem.folderPath(parent.rawValue).appending(name)) {
                 switch answer {
                 case .absent: return .negative(timeout: .zero)
-                case .item(let id): return try fileSystem.entry(for: .item(id))
+                case .node(let key): return try fileSystem.entry(for: key)
                 }
             }
             return try fileSystem.lookup(parent: parent.rawValue, name: name)
@@ -179,8 +179,8 @@ public final class ShelfFuseOperations: FuseOperations {
                        reply: CreateReply) {
         answer(reply) {
             if fileSystem.announcer.isAnnouncing(request.pid),
-               let id = fileSystem.announcer.createdItem(at: try fileSystem.folderPath(parent.rawValue).appending(name)) {
-                return CreatedFile(entry: try fileSystem.entry(for: .item(id)), file: OpenedFile())
+               let key = fileSystem.announcer.createdNode(at: try fileSystem.folderPath(parent.rawValue).appending(name)) {
+                return CreatedFile(entry: try fileSystem.entry(for: key), file: OpenedFile())
             }
             return try fileSystem.create(parent: parent.rawValue, name: name, mode: mode, flags: flags)
         }

@@ -18,6 +18,8 @@ public final class FolderChangeSignal: @unchecked Sendable {
     }
 
     private let inotify: Int32
+    /// How often a waiter looks when inotify is unavailable.
+    static let pollingPause: TimeInterval = 0.15
     /// Written to by ``wakeUp()`` so a waiter returns at once (shutting down, asked to).
     private let wakePipe: (read: Int32, write: Int32)
     private let lock = NSLock()
@@ -54,11 +56,11 @@ public final class FolderChangeSignal: @unchecked Sendable {
         lock.withLock { watches[descriptor] = watch }
     }
 
-    /// Blocks until a watched name changes, ``wakeUp()`` is called, or `fallback` passes (at
-    /// once if inotify is unavailable: the caller then polls at its own pace).
+    /// Blocks until a watched name changes, ``wakeUp()`` is called, or `fallback` passes.
+    /// Without inotify (the user's limit of instances reached) it cannot tell, and returns
+    /// after a short pause, so the caller polls rather than spins.
     public func wait(fallback: TimeInterval) {
-        guard inotify >= 0 else { return }
-        let deadline = Date().addingTimeInterval(fallback)
+        let deadline = Date().addingTimeInterval(inotify >= 0 ? fallback : min(fallback, Self.pollingPause))
         var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
         while true {

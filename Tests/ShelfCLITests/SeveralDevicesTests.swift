@@ -220,6 +220,15 @@ import TestSupport
                 try FileManager.default.removeItem(atPath: mountA + "/Notes/Moved.md")
                 #expect(try heard("DELETE", "Notes/Moved.md"))
 
+                // Plain files too (an attachment beside the notes).
+                try Data([0x89, 0x50, 0x4E, 0x47]).write(to: URL(fileURLWithPath: mountA + "/Notes/map.png"))
+                #expect(try heard("CREATE", "Notes/map.png"))
+                try Data([0x89, 0x50, 0x4E, 0x47, 0x0D]).write(to: URL(fileURLWithPath: mountA + "/Notes/map.png"))
+                #expect(try heard("MODIFY", "Notes/map.png"))
+                #expect(try eventually(within: .seconds(10)) {
+                    FileManager.default.contents(atPath: mountB + "/Notes/map.png") == Data([0x89, 0x50, 0x4E, 0x47, 0x0D])
+                })
+
                 // The announcements changed nothing: no echo, no conflict, nothing pending.
                 #expect(FileManager.default.contents(atPath: mountB + "/Notes/Moved.md") == nil)
                 let listing = try FileManager.default.contentsOfDirectory(atPath: mountB + "/Notes")
