@@ -91,10 +91,9 @@ extension StoreWriter {
     public func fillPlaceholder(_ id: ItemID, with bytes: Data) throws -> ItemRecord {
         guard try downloadState(of: id) != nil, let stored = try queries.storedRow(id: id), stored.isLive,
               let kind = ItemKind(rawValue: stored.kind) else { throw StoreError.itemNotFound(id) }
-        let record = try saveFile(bytes, of: id, kind: kind, at: stored.path, basedOn: nil, modified: stored.modified)
-        try db.cachedStatement(sql: "DELETE FROM item_history WHERE item_id = ? AND version = ?")
-            .execute(arguments: [id.rawValue, stored.version])
-        return record
+        return try withoutHistory {
+            try saveFile(bytes, of: id, kind: kind, at: stored.path, basedOn: nil, modified: stored.modified)
+        }
     }
 
     /// Where item `id`'s bytes are: nil when they are on this device.

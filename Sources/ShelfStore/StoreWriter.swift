@@ -21,9 +21,11 @@ public struct StoreWriter {
     let coding = RecordCoding()
     private let context: Context
 
-    /// What the writes of one transaction record as the origin of the versions they make.
+    /// What the writes of one transaction record as the origin of the versions they make, and
+    /// whether they keep the versions they replace.
     private final class Context {
         var origin: ChangeOrigin
+        var keepsHistory = true
         init(origin: ChangeOrigin) { self.origin = origin }
     }
 
@@ -39,6 +41,14 @@ public struct StoreWriter {
         let outer = context.origin
         context.origin = origin
         defer { context.origin = outer }
+        return try body()
+    }
+
+    /// Runs `body` without keeping the versions its writes replace: a placeholder filled with
+    /// its bytes replaces nothing anyone saw.
+    func withoutHistory<T>(_ body: () throws -> T) rethrows -> T {
+        context.keepsHistory = false
+        defer { context.keepsHistory = true }
         return try body()
     }
 
@@ -113,8 +123,10 @@ public struct StoreWriter {
             if keepsShownText { return unchanged }
             content = Data(MarkdownCodec.render(item).utf8)
         }
-        try ItemHistory.keep(item.id, version: stored.version, modified: stored.modified, content: stored.content,
-                             wasDraft: stored.hasDraft, in: db)
+        if context.keepsHistory {
+            try ItemHistory.keep(item.id, version: stored.version, modified: stored.modified, content: stored.content,
+                                 wasDraft: stored.hasDraft, in: db)
+        }
         let record = try replace(serial: stored.serial, version: stored.version, with: item, encoded: try coding.encode(item),
                                  content: content, path: stored.path, modified: modified, permissions: stored.permissions)
         try ChangeFeed.append(.updated, id: item.id, path: record.path, in: db)
@@ -289,6 +301,7 @@ public struct StoreWriter {
     }
 
     func keepInHistory(_ record: ItemRecord) throws {
+        guard context.keepsHistory else { return }
         try ItemHistory.keep(record.item.id, version: record.version, modified: record.modified,
                              content: record.content, wasDraft: record.draftDiagnostics != nil, in: db)
     }

@@ -44,7 +44,14 @@ public struct ContentHash: RawRepresentable, Codable, Hashable, Sendable, Custom
     public init(rawValue: String) { self.rawValue = rawValue }
 
     public init(of bytes: Data) {
-        rawValue = SHA256.hash(data: bytes).map { String(format: "%02x", $0) }.joined()
+        let digits = Array("0123456789abcdef".utf8)
+        var hex: [UInt8] = []
+        hex.reserveCapacity(64)
+        for byte in SHA256.hash(data: bytes) {
+            hex.append(digits[Int(byte >> 4)])
+            hex.append(digits[Int(byte & 0x0f)])
+        }
+        rawValue = String(decoding: hex, as: UTF8.self)
     }
 
     /// 64 lower-case hex digits, the only names a content file may have.

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import ShelfMarkdown
 import ShelfModel
@@ -257,7 +256,7 @@ struct ChangeApplier {
 
     /// An item id every device derives alike from `seed` (UUID-shaped, from its SHA-256).
     static func derivedItemID(_ seed: String) -> ItemID {
-        let hex = SHA256.hash(data: Data(seed.utf8)).prefix(16).map { String(format: "%02x", $0) }.joined()
+        let hex = ContentHash(of: Data(seed.utf8)).rawValue.prefix(32)
         let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4),
                      hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
         return ItemID(rawValue: parts.joined(separator: "-"))
