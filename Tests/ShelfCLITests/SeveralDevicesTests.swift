@@ -45,6 +45,27 @@ import TestSupport
         }
     }
 
+    @Test func unlinkDownloadsEveryPlaceholderFirstOrRefusesAndSaysWhy() throws {
+        try withTwoDevices { a, b, cloud in
+            try a.run("cloud", "link", cloud, "--device", "laptop")
+            try b.run("cloud", "link", cloud, "--device", "desk")
+            try FileManager.default.moveItem(atPath: cloud, toPath: cloud + "-away")
+            let refused = try b.run("cloud", "unlink")
+            #expect(refused.status != 0 && refused.stderr.contains("not unlinked"), "\(refused.stderr)")
+            #expect(try b.run("cloud", "status").status == 0, "still linked")
+
+            try FileManager.default.moveItem(atPath: cloud + "-away", toPath: cloud)
+            let unlinked = try b.run("cloud", "unlink")
+            #expect(unlinked.status == 0, "\(unlinked.stderr)")
+            #expect(try b.run("status").stdout.contains("not linked"))
+            // Every item is here with its bytes, the cloud no longer needed.
+            try FileManager.default.removeItem(atPath: cloud)
+            let exports = [a, b].map { $0.scratch.appendingPathComponent("export").path }
+            for (cli, folder) in zip([a, b], exports) { try #require(try cli.run("export", folder).status == 0) }
+            #expect(try Self.files(under: exports[0]) == (try Self.files(under: exports[1])))
+        }
+    }
+
     @Test func aFolderThatHoldsSomethingElseIsNotTurnedIntoACloud() throws {
         try withTwoDevices { a, _, cloud in
             try FileManager.default.createDirectory(atPath: cloud, withIntermediateDirectories: true)
