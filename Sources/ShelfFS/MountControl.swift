@@ -7,7 +7,9 @@ import Glibc
 ///
 /// Each mount listens on a Unix socket `run/control-<pid>.sock` in the library folder (owner
 /// only, like the folder). The protocol is one line each way: `commit` → `ok` or
-/// `error <message>`. A command gives every mount a deadline, so a hung mount cannot hang it.
+/// `error <message>`; `sync` (a linked library) → `ok <what the round did>` or `error …`, the
+/// round run by the mount's own engine, so what it changes reaches the mount's view at once. A
+/// command gives every mount a deadline, so a hung mount cannot hang it.
 /// Sockets are reached through `/proc/self/fd/<folder descriptor>/…`, which keeps their
 /// address short whatever the library's path (a socket address holds at most 107 bytes).
 public enum MountControl {
@@ -20,12 +22,15 @@ public enum MountControl {
         private let socketURL: URL
         private let listener: Int32
         private let commit: @Sendable () throws -> Void
+        /// Runs a sync round and describes it; nil for a library not linked to a cloud.
+        private let sync: (@Sendable () throws -> String)?
         /// Guards `isRunning`, like every worker thread's state in Shelf.
         private let condition = NSCondition()
         private var isRunning = false
 
-        /// Listens at `run/control-<pid>.sock` in `library`; `commit` answers each request.
-        init(library: URL, commit: @escaping @Sendable () throws -> Void) throws {
+        /// Listens at `run/control-<pid>.sock` in `library`; `commit` and `sync` answer requests.
+        init(library: URL, commit: @escaping @Sendable () throws -> Void,
+             sync: (@Sendable () throws -> String)? = nil) throws {
             let folder = library.appendingPathComponent(MountControl.folderName, isDirectory: true)
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
@@ -45,6 +50,7 @@ public enum MountControl {
                 return fd
             }
             self.commit = commit
+            self.sync = sync
         }
 
         func start() {
@@ -75,7 +81,6 @@ public enum MountControl {
                     break  // shut down by stop()
                 }
                 answer(connection)
-                close(connection)
             }
             condition.withLock {
                 isRunning = false
@@ -83,18 +88,28 @@ public enum MountControl {
             }
         }
 
+        /// Answers and closes `connection`. A sync round runs off this thread, so commits asked
+        /// for meanwhile are not held up by it.
         private func answer(_ connection: Int32) {
             MountControl.setTimeout(connection, .seconds(5))
-            guard MountControl.readLine(connection) == "commit" else {
-                MountControl.writeLine(connection, "error unknown request")
-                return
+            let request = MountControl.readLine(connection)
+            let work: @Sendable () throws -> String
+            switch (request, sync) {
+            case ("commit", _): work = { [commit] in try commit(); return "" }
+            case ("sync", let sync?): work = sync
+            case ("sync", nil): work = { throw MountControlError.notLinked }
+            default: work = { throw MountControlError.unknownRequest }
             }
-            do {
-                try commit()
-                MountControl.writeLine(connection, "ok")
-            } catch {
-                MountControl.writeLine(connection, "error \(error)")
+            let reply: @Sendable () -> Void = {
+                do {
+                    let report = try work()
+                    MountControl.writeLine(connection, report.isEmpty ? "ok" : "ok " + report)
+                } catch {
+                    MountControl.writeLine(connection, "error \(error)")
+                }
+                close(connection)
             }
+            if request == "sync" { DispatchQueue.global().async(execute: reply) } else { reply() }
         }
     }
 
@@ -117,6 +132,17 @@ public enum MountControl {
                 return "the mount (\(name)) did not confirm its pending saves within \(timeout): \(error); what it saved last may be missing here"
             }
         }
+    }
+
+    /// Has the library's mount run a sync round with its own engine; nil when no mount
+    /// answers (then the command runs the round itself). The answer: `ok …` or `error …`.
+    public static func sync(library: URL, timeout: Duration = .seconds(300)) -> String? {
+        let folder = library.appendingPathComponent(folderName, isDirectory: true)
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        for name in names.filter({ $0.hasPrefix(socketPrefix) && $0.hasSuffix(socketSuffix) }).sorted() {
+            if let answer = try? request("sync", to: name, in: folder, timeout: timeout) { return answer }
+        }
+        return nil
     }
 
     private static func request(_ line: String, to name: String, in folder: URL, timeout: Duration) throws -> String {
@@ -183,12 +209,16 @@ enum MountControlError: Error, CustomStringConvertible {
     case system(String, Int32)
     case nameTooLong(String)
     case noAnswer
+    case notLinked
+    case unknownRequest
 
     var description: String {
         switch self {
         case .system(let call, let code): "\(call): \(String(cString: strerror(code)))"
         case .nameTooLong(let name): "the control socket name \(name) is too long"
         case .noAnswer: "no answer"
+        case .notLinked: "this mount does not sync: the library was not linked to a cloud when it was mounted"
+        case .unknownRequest: "unknown request"
         }
     }
 }

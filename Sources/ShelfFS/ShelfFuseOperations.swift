@@ -13,6 +13,8 @@ import ShelfSync
 public final class ShelfFuseOperations: FuseOperations {
     let fileSystem: ShelfFileSystem
     let follower: ChangeFollower
+    /// The engine of a linked library, which `shelf sync` asks for a round.
+    private let syncEngine: SyncEngine?
     /// Where `shelf` commands ask this mount to commit closed saves; nil until attached.
     private let control = Mutex<MountControl.Server?>(nil)
     /// Folder listings by `opendir` handle: one consistent snapshot per open, so offsets hold.
@@ -29,6 +31,7 @@ public final class ShelfFuseOperations: FuseOperations {
                 downloadTimeout: Duration = .seconds(10)) throws {
         fileSystem = try ShelfFileSystem(store: store, idleSaveDelay: idleSaveDelay, sync: sync,
                                          downloadTimeout: downloadTimeout)
+        syncEngine = sync
         sync?.considerBusy { [fileSystem] in fileSystem.isBusy($0) }
         sync?.evictByLastRead { [fileSystem] in fileSystem.lastReads.withLock { $0 } }
         sync?.reportPlainFileChanges { [fileSystem] in fileSystem.plainFileChangedElsewhere(MountPath($0)) }
@@ -45,9 +48,16 @@ public final class ShelfFuseOperations: FuseOperations {
         fileSystem.startSaving(closeWatcher: session.closeWatcher)
         follower.start()
         do {
-            let server = try MountControl.Server(library: fileSystem.store.folder) { [fileSystem] in
-                try fileSystem.saves.commitClosedSaves()
+            var sync: (@Sendable () throws -> String)?
+            if let engine = syncEngine {
+                sync = {
+                    let report = try engine.sync()
+                    return "\(report.pulled) changes in, \(report.pushed) out"
+                }
             }
+            let server = try MountControl.Server(library: fileSystem.store.folder, commit: { [fileSystem] in
+                try fileSystem.saves.commitClosedSaves()
+            }, sync: sync)
             server.start()
             control.withLock { $0 = server }
         } catch {

@@ -118,6 +118,10 @@ import TestSupport
                     FileManager.default.contents(atPath: mountB + "/Notes/attachments/map.png") == picture
                 })
 
+                // `shelf sync` on a mounted library asks the mount's own engine for the round.
+                let synced = try b.run("sync")
+                #expect(synced.status == 0 && synced.stdout.contains("through the mount"), "\(synced)")
+
                 try FileManager.default.removeItem(atPath: mountB + "/Notes/Renamed.md")
                 #expect(try eventually(within: .seconds(10)) {
                     !FileManager.default.fileExists(atPath: mountA + "/Notes/Renamed.md")

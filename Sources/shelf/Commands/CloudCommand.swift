@@ -139,7 +139,7 @@ struct SyncCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sync",
         abstract: "Bring other devices' changes here and send this library's to the cloud.",
-        discussion: "A mounted library syncs by itself; this runs a round now (one at a time per library, whoever starts it).")
+        discussion: "A mounted library syncs by itself; this runs a round now — through the mount when mounted (one round at a time per library, whoever starts it).")
     @OptionGroup var library: LibraryOptions
     @Flag(help: "Keep syncing until interrupted.")
     var watch = false
@@ -153,6 +153,12 @@ struct SyncCommand: ParsableCommand {
         }
         let engine = SyncEngine(store: store, cloud: try CloudLocation.backend(link.location))
         guard watch else {
+            // A mounted library syncs through its mount, whose view then shows the round at once.
+            if let answer = MountControl.sync(library: store.folder) {
+                guard answer.hasPrefix("ok") else { throw CLIError("the mount could not sync: \(answer.dropFirst(6))") }
+                print("Synced with \(link.location) (through the mount): \(answer.dropFirst(3)).")
+                return
+            }
             let report = try engine.sync()
             print("Synced with \(link.location): \(report.pulled) changes in, \(report.pushed) out.")
             return
