@@ -11,7 +11,7 @@ import Synchronization
 /// FUSE daemon changes on its own. So this type repeats each change through the mount point
 /// from its own thread, as a program would: an update is an open for writing, a truncate to
 /// the size the file has and a close (`IN_MODIFY`, `IN_CLOSE_WRITE`); a new item is a create
-/// (`IN_CREATE`); a rename is a rename (`IN_MOVED_FROM`/`IN_MOVED_TO`); a delete an unlink
+/// (`IN_CREATE`), a new folder a `mkdir`; a rename is a rename (`IN_MOVED_FROM`/`IN_MOVED_TO`); a delete an unlink
 /// (`IN_DELETE`). The store already holds each
 /// change, so the mount answers this thread's requests from the view before it — a new name
 /// is "not there yet", a renamed one still at its old name — and changes nothing for them:
@@ -20,6 +20,8 @@ final class ChangeAnnouncer: @unchecked Sendable {
     enum Announcement: Hashable {
         case modified(MountPath)
         case created(MountPath, NodeKey)
+        /// A folder that appeared (repeated as a `mkdir`: `IN_CREATE` with `IN_ISDIR`).
+        case createdFolder(MountPath)
         case renamed(from: MountPath, to: MountPath, NodeKey)
         case deleted(MountPath, NodeKey)
     }
@@ -99,6 +101,7 @@ final class ChangeAnnouncer: @unchecked Sendable {
     func lookup(_ path: MountPath) -> LookupAnswer? {
         switch current.withLock({ $0 }) {
         case .created(let created, _) where created == path: .absent
+        case .createdFolder(let created) where created == path: .absent
         case .renamed(let from, _, let key) where from == path: .node(key)
         case .renamed(_, let to, _) where to == path: .absent
         case .deleted(let deleted, let key) where deleted == path: .node(key)
@@ -106,10 +109,13 @@ final class ChangeAnnouncer: @unchecked Sendable {
         }
     }
 
-    /// The file (item or plain) this thread's create of `path` stands for.
+    /// The file or folder this thread's create (or `mkdir`) of `path` stands for.
     func createdNode(at path: MountPath) -> NodeKey? {
-        guard case .created(let created, let key)? = current.withLock({ $0 }), created == path else { return nil }
-        return key
+        switch current.withLock({ $0 }) {
+        case .created(let created, let key)? where created == path: key
+        case .createdFolder(let created)? where created == path: .plain(path)
+        default: nil
+        }
     }
 
     private func announceUntilStopped() {
@@ -147,6 +153,8 @@ final class ChangeAnnouncer: @unchecked Sendable {
         case .created(let path, _):
             let file = open(mountpoint + "/" + path.rawValue, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)
             if file >= 0 { close(file) }
+        case .createdFolder(let path):
+            _ = mkdir(mountpoint + "/" + path.rawValue, 0o755)
         case .renamed(let from, let to, _):
             _ = rename(mountpoint + "/" + from.rawValue, mountpoint + "/" + to.rawValue)
         case .deleted(let path, _):

@@ -368,7 +368,7 @@ final class ShelfFileSystem: Sendable {
         switch (plain.exists(path), inode) {
         case (true, nil):
             invalidate(.entry(parent: Inode(parent), name: path.name))
-            if !plain.isDirectory(path) { announcer.announce(.created(path, .plain(path))) }
+            announcer.announce(plain.isDirectory(path) ? .createdFolder(path) : .created(path, .plain(path)))
         case (true, _?):
             if !plain.isDirectory(path) { announcer.announce(.modified(path)) }
         case (false, let inode?):

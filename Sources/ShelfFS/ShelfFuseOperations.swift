@@ -145,7 +145,13 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func mkdir(_ request: Request, parent: Inode, name: String, mode: UInt32, reply: EntryReply) {
-        answer(reply) { try fileSystem.makeDirectory(parent: parent.rawValue, name: name, mode: mode) }
+        answer(reply) {
+            if fileSystem.announcer.isAnnouncing(request.pid),
+               let key = fileSystem.announcer.createdNode(at: try fileSystem.folderPath(parent.rawValue).appending(name)) {
+                return try fileSystem.entry(for: key)
+            }
+            return try fileSystem.makeDirectory(parent: parent.rawValue, name: name, mode: mode)
+        }
     }
 
     public func unlink(_ request: Request, parent: Inode, name: String, reply: EmptyReply) {

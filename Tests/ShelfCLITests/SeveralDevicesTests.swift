@@ -245,7 +245,9 @@ import TestSupport
                 try FileManager.default.removeItem(atPath: mountA + "/Notes/Moved.md")
                 #expect(try heard("DELETE", "Notes/Moved.md"))
 
-                // Plain files too (an attachment beside the notes).
+                // Folders and plain files too (a shelf, an attachment beside the notes).
+                try FileManager.default.createDirectory(atPath: mountA + "/Books/To read", withIntermediateDirectories: true)
+                #expect(try heard("CREATE,ISDIR", "Books/To read"))
                 try Data([0x89, 0x50, 0x4E, 0x47]).write(to: URL(fileURLWithPath: mountA + "/Notes/map.png"))
                 #expect(try heard("CREATE", "Notes/map.png"))
                 try Data([0x89, 0x50, 0x4E, 0x47, 0x0D]).write(to: URL(fileURLWithPath: mountA + "/Notes/map.png"))
