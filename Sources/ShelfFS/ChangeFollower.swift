@@ -73,7 +73,7 @@ final class ChangeFollower: @unchecked Sendable {
 
     /// Waits for the library to change (or the fallback interval); false once stopped.
     private func waitForNextPoll() -> Bool {
-        condition.withLock { signal }?.wait(fallback: fallback)
+        condition.withLock { signal }?.wait(fallback: fallback, settle: 0.01)
         return condition.withLock { !isStopped }
     }
 

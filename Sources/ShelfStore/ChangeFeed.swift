@@ -14,10 +14,10 @@ enum ChangeFeed {
     }
 
     static func changes(after sequence: Int64, limit: Int, in db: Database) throws -> [Change] {
-        try Row.fetchAll(db, sql: """
+        try Row.fetchAll(db.cachedStatement(sql: """
             SELECT sequence, kind, item_id, path, previous_path, time FROM change_feed
             WHERE sequence > ? ORDER BY sequence LIMIT ?
-            """, arguments: [sequence, limit]).map { row in
+            """), arguments: [sequence, limit]).map { row in
             let rawKind: String = row[1]
             guard let kind = Change.Kind(rawValue: rawKind) else {
                 throw StoreError.damagedRecord(id: ItemID(rawValue: row[2]), reason: "unknown change kind \(rawKind)")
@@ -28,6 +28,6 @@ enum ChangeFeed {
     }
 
     static func lastSequence(in db: Database) throws -> Int64 {
-        try Int64.fetchOne(db, sql: "SELECT MAX(sequence) FROM change_feed") ?? 0
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT MAX(sequence) FROM change_feed")) ?? 0
     }
 }

@@ -56,10 +56,12 @@ public final class FolderChangeSignal: @unchecked Sendable {
         lock.withLock { watches[descriptor] = watch }
     }
 
-    /// Blocks until a watched name changes, ``wakeUp()`` is called, or `fallback` passes.
-    /// Without inotify (the user's limit of instances reached) it cannot tell, and returns
-    /// after a short pause, so the caller polls rather than spins.
-    public func wait(fallback: TimeInterval) {
+    /// Blocks until a watched name changes, ``wakeUp()`` is called, or `fallback` passes;
+    /// after a change, until `settle` passes without another (a burst of commits — an import,
+    /// a run of downloads — is one wake, not one per commit). Without inotify (the user's
+    /// limit of instances reached) it cannot tell, and returns after a short pause, so the
+    /// caller polls rather than spins.
+    public func wait(fallback: TimeInterval, settle: TimeInterval = 0) {
         let deadline = Date().addingTimeInterval(inotify >= 0 ? fallback : min(fallback, Self.pollingPause))
         var descriptors = [pollfd(fd: inotify, events: Int16(POLLIN), revents: 0),
                            pollfd(fd: wakePipe.read, events: Int16(POLLIN), revents: 0)]
@@ -72,7 +74,23 @@ public final class FolderChangeSignal: @unchecked Sendable {
                 drain(wakePipe.read)
                 return
             }
-            if ready <= 0 || drainMatchingEvents() { return }
+            if ready <= 0 { return }
+            if drainMatchingEvents() {
+                settleBurst(settle, descriptors: &descriptors)
+                return
+            }
+        }
+    }
+
+    /// Keeps draining events until `settle` passes without one (at most ten times `settle`).
+    private func settleBurst(_ settle: TimeInterval, descriptors: inout [pollfd]) {
+        guard settle > 0 else { return }
+        let limit = Date().addingTimeInterval(settle * 10)
+        while Date() < limit {
+            let ready = poll(&descriptors, 2, Int32(settle * 1000))
+            if ready < 0 && errno == EINTR { continue }
+            if ready <= 0 || descriptors[1].revents != 0 { return }
+            _ = drainMatchingEvents()
         }
     }
 

@@ -110,8 +110,9 @@ struct ItemQueries {
     }
 
     func liveSummary(id: ItemID) throws -> ItemSummary? {
-        try Row.fetchOne(db, sql: "SELECT \(Self.summaryColumns) FROM item WHERE id = ? AND trashed_at IS NULL",
-                         arguments: [id.rawValue]).map(Self.summary)
+        let statement = try db.cachedStatement(
+            sql: "SELECT \(Self.summaryColumns) FROM item WHERE id = ? AND trashed_at IS NULL")
+        return try Row.fetchOne(statement, arguments: [id.rawValue]).map(Self.summary)
     }
 
     /// Live items ordered by path, straight from the columns: no record or content is decoded.

@@ -52,11 +52,11 @@ public struct CloudLinkState: Hashable, Sendable {
 /// meaning is the sync engine's.
 enum SyncLedger {
     static func link(in db: Database) throws -> CloudLinkState? {
-        try Row.fetchOne(db, sql: """
+        try Row.fetchOne(db.cachedStatement(sql: """
             SELECT location, cloud, device, device_name, cursor, next_batch, pushed_sequence, linked, last_sync,
                    offline_since, error, download_all, cache_limit
             FROM cloud_link
-            """).map { row in
+            """)).map { row in
             CloudLinkState(location: row[0], cloud: row[1], device: row[2], deviceName: row[3], cursor: row[4],
                            nextBatch: row[5], pushedSequence: row[6], linked: Date(storedSeconds: row[7]),
                            lastSync: (row[8] as Double?).map(Date.init(storedSeconds:)),

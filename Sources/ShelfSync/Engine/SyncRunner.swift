@@ -102,7 +102,7 @@ public final class SyncRunner: @unchecked Sendable {
                 while !isStopped && !isRequested && condition.wait(until: deadline) {}
             }
         } else {
-            signal.wait(fallback: interval)
+            signal.wait(fallback: interval, settle: 0.02)
         }
         return condition.withLock {
             isRequested = false
