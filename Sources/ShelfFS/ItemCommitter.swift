@@ -70,7 +70,7 @@ struct ItemCommitter: Sendable {
             }
             guard let metadata else { return record }
             try writer.replaceExtendedAttributes(id: record.item.id, with: metadata.attributes)
-            return try writer.setFileTimes(id: record.item.id, modified: metadata.modified,
+            return try writer.setFileTimes(of: record, modified: metadata.modified,
                                            permissions: metadata.permissions)
         }
         return Outcome(record: record, replaced: replaced)

@@ -156,7 +156,14 @@ public struct StoreWriter {
     /// Sets the file's modification time and mode bits (`utimensat`, `chmod`: nil leaves one
     /// as it is). What the file shows does not change, so neither does the version.
     public func setFileTimes(id: ItemID, modified: Date?, permissions: UInt32?) throws -> ItemRecord {
-        var record = try liveItem(id).record
+        try setFileTimes(of: try liveItem(id).record, modified: modified, permissions: permissions)
+    }
+
+    /// ``setFileTimes(id:modified:permissions:)`` for the item as `record` (just written in
+    /// this transaction) shows it, without reading and decoding it again.
+    public func setFileTimes(of record: ItemRecord, modified: Date?, permissions: UInt32?) throws -> ItemRecord {
+        var record = record
+        let id = record.item.id
         let modified = modified ?? record.modified
         let permissions = permissions ?? record.permissions
         guard modified != record.modified || permissions != record.permissions else { return record }
