@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import GRDB
 import ShelfModel
 import ShelfMarkdown
@@ -121,15 +120,8 @@ public final class LibraryStore: Sendable {
     ///
     /// Commits are atomic and survive a crash of any process at once (SQLite WAL), but like an
     /// ordinary file's writes they reach the disk on the system's schedule; `fsync` on a mounted
-    /// file, which promises durability, waits here. A commit is durable once the write-ahead log
-    /// holding it is (SQLite syncs the database itself before it reuses the log), so one sync of
-    /// the log does; without a log file, a checkpoint syncs the database.
+    /// file, which promises durability, waits here. A checkpoint syncs the log and the database.
     public func synchronize() throws {
-        let log = Glibc.open(LibraryFolder(url: folder).databaseURL.path + "-wal", O_RDONLY | O_CLOEXEC)
-        if log >= 0 {
-            defer { close(log) }
-            if fsync(log) == 0 { return }
-        }
         _ = try translatingDatabaseErrors { try database.writeWithoutTransaction { try $0.checkpoint(.passive) } }
     }
 
