@@ -133,15 +133,36 @@ import TestSupport
 
     @Test func aNewDeviceListsPlaceholdersAtOnceAndReadingDownloadsExactBytes() throws {
         try withTwoDevices { a, b, cloud in
+            // A cloud of a thousand items and more.
+            let vault = a.scratch.appendingPathComponent("vault")
+            try FileManager.default.createDirectory(at: vault.appendingPathComponent("Notes/Many"), withIntermediateDirectories: true)
+            for number in 1...1000 {
+                try Data("Note \(number)\n\(String(repeating: "x", count: number))\n".utf8)
+                    .write(to: vault.appendingPathComponent("Notes/Many/Note \(number).md"))
+            }
+            try #require(try a.run("import", vault.path).status == 0)
             try a.run("cloud", "link", cloud, "--device", "laptop")
             try b.run("cloud", "link", cloud, "--device", "desk")
             let note = "Notes/Stoic themes.md"
             let original = Data(try a.run("show", note).stdout.utf8)
             let status = try b.run("cloud", "status", "--json")
             let json = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
-            #expect((json["notDownloaded"] as? Int ?? 0) > 0)
+            #expect((json["notDownloaded"] as? Int ?? 0) > 1000)
 
-            try withBothMounted(a, b) { _, mountB in
+            try withBothMounted(a, b) { mountA, mountB in
+                // Every item listed at once with its true size, nothing downloaded by listing.
+                let many = try FileManager.default.contentsOfDirectory(atPath: mountB + "/Notes/Many")
+                #expect(many.count == 1000)
+                for name in many {
+                    let sizeB = try FileManager.default.attributesOfItem(atPath: mountB + "/Notes/Many/" + name)[.size] as? Int
+                    let sizeA = try FileManager.default.attributesOfItem(atPath: mountA + "/Notes/Many/" + name)[.size] as? Int
+                    #expect(sizeB == sizeA, "\(name)")
+                }
+                let listed = try b.run("cloud", "status", "--json")
+                #expect(listed.stdout.contains("\"downloads\" : 0"), "listing downloads nothing: \(listed.stdout)")
+                #expect(FileManager.default.contents(atPath: mountB + "/Notes/Many/Note 777.md")
+                        == FileManager.default.contents(atPath: mountA + "/Notes/Many/Note 777.md"))
+
                 let path = mountB + "/" + note
                 var info = stat()
                 #expect(stat(path, &info) == 0)
@@ -166,7 +187,7 @@ import TestSupport
                 #expect(Data(readers.stdout.utf8) == original)
                 let counted = try b.run("cloud", "status", "--json")
                 let mountStatus = try #require(try JSONSerialization.jsonObject(with: Data(counted.stdout.utf8)) as? [String: Any])
-                #expect(mountStatus["downloads"] as? Int == 1, "one download for fifty readers: \(counted.stdout)")
+                #expect(mountStatus["downloads"] as? Int == 2, "one download for Note 777, one for fifty readers: \(counted.stdout)")
                 #expect(mountStatus["uploads"] as? Int == 0)
                 #expect(FileManager.default.contents(atPath: mountB + "/.shelf/sync.json").map { String(decoding: $0, as: UTF8.self) }?
                             .contains("\"device\" : \"desk\"") == true)
