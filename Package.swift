@@ -71,7 +71,7 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ShelfSyncTests", dependencies: ["ShelfSync", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),
         .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "TestSupport"]),
-        .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfModel", "ShelfMarkdown", "FuseKit", "TestSupport"]),
+        .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfSync", "ShelfModel", "ShelfMarkdown", "FuseKit", "TestSupport"]),
         .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),
     ]
 )

@@ -4,6 +4,7 @@ import FuseKit
 import TestSupport
 import ShelfModel
 import ShelfStore
+import ShelfSync
 @testable import ShelfFS
 
 /// A new library in a temporary folder, removed when the value goes away, that tests mount
@@ -39,9 +40,12 @@ final class TestLibrary: @unchecked Sendable {
 
     /// Mounts the library with the real kernel, runs `body`, and always unmounts.
     /// `idleSaveDelay`: long by default, so that only a writer's close (or `fsync`) saves in time
-    /// for the test's checks, which is what the tests mean to show.
-    func withMount<T>(idleSaveDelay: TimeInterval = 60, _ body: (TestMount) throws -> T) throws -> T {
-        let operations = try ShelfFuseOperations(store: store, idleSaveDelay: idleSaveDelay)
+    /// for the test's checks, which is what the tests mean to show. `sync`: the engine of a
+    /// linked library, which fills placeholders.
+    func withMount<T>(idleSaveDelay: TimeInterval = 60, sync: SyncEngine? = nil, downloadTimeout: Duration = .seconds(10),
+                      _ body: (TestMount) throws -> T) throws -> T {
+        let operations = try ShelfFuseOperations(store: store, idleSaveDelay: idleSaveDelay, sync: sync,
+                                                 downloadTimeout: downloadTimeout)
         mounted.withLock { $0 = operations }
         defer { mounted.withLock { $0 = nil } }
         let options = ShelfFuseOperations.mountOptions(filesystemName: "shelf-test")

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import TestSupport
+import ShelfModel
+import ShelfStore
+@testable import ShelfSync
+@testable import ShelfFS
+
+/// A cloud whose downloads wait until `release()`: what a slow or stalled network looks like.
+final class StalledCloud: CloudBackend, @unchecked Sendable {
+    private let base: FolderCloud
+    private let gate = DispatchSemaphore(value: 0)
+
+    init(_ base: FolderCloud) { self.base = base }
+
+    /// Lets every waiting and later download through.
+    func release() { for _ in 0..<64 { gate.signal() } }
+
+    var location: String { base.location }
+    var changeFolders: [URL] { base.changeFolders }
+    func identity() throws -> CloudIdentity { try base.identity() }
+    func create(_ identity: CloudIdentity) throws { try base.create(identity) }
+    func register(_ device: DeviceRecord) throws { try base.register(device) }
+    func devices() throws -> [DeviceRecord] { try base.devices() }
+    func append(_ batch: ChangeBatch) throws { try base.append(batch) }
+    func batch(of device: DeviceID, number: Int64) throws -> ChangeBatch? { try base.batch(of: device, number: number) }
+    func batches(after cursor: CloudCursor, limit: Int) throws -> (batches: [ChangeBatch], cursor: CloudCursor) {
+        try base.batches(after: cursor, limit: limit)
+    }
+    func retire(_ device: DeviceID) throws { try base.retire(device) }
+    func retiredDevices() throws -> Set<DeviceID> { try base.retiredDevices() }
+    func acknowledge(_ ack: DeviceAck) throws { try base.acknowledge(ack) }
+    func acknowledgements() throws -> [DeviceID: DeviceAck] { try base.acknowledgements() }
+    func putSnapshot(_ snapshot: CloudSnapshot) throws { try base.putSnapshot(snapshot) }
+    func latestSnapshot() throws -> CloudSnapshot? { try base.latestSnapshot() }
+    func removeBatches(of device: DeviceID, through number: Int64) throws -> Int { try base.removeBatches(of: device, through: number) }
+    func removeContent(except keeping: Set<ContentHash>, unusedSince: Date) throws -> Int {
+        try base.removeContent(except: keeping, unusedSince: unusedSince)
+    }
+    func putContent(_ bytes: Data, hash: ContentHash) throws { try base.putContent(bytes, hash: hash) }
+    func hasContent(_ hash: ContentHash) throws -> Bool { try base.hasContent(hash) }
+    func content(_ hash: ContentHash) throws -> Data? {
+        gate.wait()
+        gate.signal()
+        return try base.content(hash)
+    }
+}
+
+/// Reads of placeholders through a real mount while their download is stalled.
+@Suite(.serialized) struct PlaceholderReadTests {
+    /// FuseKit runs few worker threads: readers waiting for a download must not take them, or
+    /// the rest of the mount would stop answering.
+    @Test func readersWaitingForADownloadLeaveTheMountAnswering() throws {
+        let folder = try TemporaryFolder()
+        let cloud = FolderCloud(folder: folder.child("cloud"))
+        let a = try LibraryStore.create(at: folder.child("a"))
+        // Forty items, so forty readers send forty requests (readers of one file would queue
+        // behind one page in the kernel).
+        let notes = try (1...40).map { try a.insert(.note(Note(title: "Plan \($0)", content: "Read \($0).\n"))) }
+        try SyncEngine.link(a, to: cloud, deviceName: "a")
+        try SyncEngine(store: a, cloud: cloud).sync()
+
+        let b = try TestLibrary()
+        let local = try b.addNote("Here", content: "Already here.\n")
+        try SyncEngine.link(b.store, to: cloud, deviceName: "b")
+        let stalled = StalledCloud(cloud)
+        let engine = SyncEngine(store: b.store, cloud: stalled)
+        try engine.sync()
+        #expect(try notes.allSatisfy { try b.store.summary(id: $0.item.id)?.isPlaceholder == true })
+
+        try b.withMount(sync: engine, downloadTimeout: .seconds(30)) { mount in
+            defer { stalled.release() }
+            let readers = notes.map { note in
+                let reader = Process()
+                reader.executableURL = URL(fileURLWithPath: "/bin/cat")
+                reader.arguments = [mount.mountpoint + "/" + note.path]
+                reader.standardOutput = FileHandle.nullDevice
+                reader.standardError = FileHandle.nullDevice
+                return reader
+            }
+            for reader in readers { try reader.run() }
+            Thread.sleep(forTimeInterval: 0.5)
+            let waiting = readers.allSatisfy { $0.isRunning }
+            #expect(waiting, "they wait for the stalled download")
+
+            // Meanwhile everything else answers.
+            let started = ContinuousClock.now
+            #expect(try mount.text(local.path) == local.text)
+            #expect(try mount.sh("ls Notes").contains("Here.md"))
+            #expect(ContinuousClock.now - started < .seconds(2))
+
+            stalled.release()
+            let ended = eventually(within: .seconds(10)) { readers.allSatisfy { !$0.isRunning } }
+            #expect(ended)
+            let succeeded = readers.allSatisfy { !$0.isRunning && $0.terminationStatus == 0 }
+            #expect(succeeded)
+            for note in notes { #expect(try mount.text(note.path) == note.text) }
+        }
+    }
+}
