@@ -22,6 +22,10 @@ final class PlaceholderDownloads: Sendable {
         self.timeout = timeout
     }
 
+    /// Whether placeholders can exist here at all (the library is linked to a cloud): an
+    /// unlinked mount skips every placeholder check on its reads.
+    var isLinked: Bool { download != nil }
+
     /// Whether item `id` is being downloaded now.
     func isDownloading(_ id: ItemID) -> Bool {
         waiting.withLock { $0.byItem[id] != nil }

@@ -381,7 +381,7 @@ final class ShelfFileSystem: Sendable {
     /// The item `inode` stands for while its bytes are still in the cloud (and nothing
     /// written to it waits): reading it downloads it first.
     func placeholder(_ inode: UInt64) -> ItemID? {
-        guard case .item(let id)? = inodes.key(of: inode), index.summary(id: id)?.isPlaceholder == true,
+        guard downloads.isLinked, case .item(let id)? = inodes.key(of: inode), index.summary(id: id)?.isPlaceholder == true,
               saves.buffers.buffer(of: inode) == nil else { return nil }
         return id
     }
@@ -392,7 +392,7 @@ final class ShelfFileSystem: Sendable {
         kernel.staleAttributes.markStale(inode)
         switch key {
         case .item(let id):
-            lastReads.withLock { $0[id] = Date() }
+            if downloads.isLinked { lastReads.withLock { $0[id] = Date() } }
             if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             if let version = index.version(of: id), let content = saves.recentSaves.content(of: id, version: version) {
                 return Self.slice(content, offset: offset, size: size)
