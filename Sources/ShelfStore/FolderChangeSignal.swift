@@ -75,7 +75,7 @@ public final class FolderChangeSignal: @unchecked Sendable {
                 return
             }
             if ready <= 0 { return }
-            if drainMatchingEvents() {
+            if drainEvents().matched {
                 settleBurst(settle, descriptors: &descriptors)
                 return
             }
@@ -83,14 +83,14 @@ public final class FolderChangeSignal: @unchecked Sendable {
     }
 
     /// Keeps draining events until `settle` passes without one (at most ten times `settle`).
+    /// It sleeps through each `settle` rather than waking for every event: a commit writes its
+    /// log in many writes, and the kernel merges their repeated events while nobody reads them.
     private func settleBurst(_ settle: TimeInterval, descriptors: inout [pollfd]) {
         guard settle > 0 else { return }
         let limit = Date().addingTimeInterval(settle * 10)
         while Date() < limit {
-            let ready = poll(&descriptors, 2, Int32(settle * 1000))
-            if ready < 0 && errno == EINTR { continue }
-            if ready <= 0 || descriptors[1].revents != 0 { return }
-            _ = drainMatchingEvents()
+            if poll(&descriptors[1], 1, Int32(settle * 1000)) > 0 { return }
+            guard drainEvents().any else { return }
         }
     }
 
@@ -100,14 +100,17 @@ public final class FolderChangeSignal: @unchecked Sendable {
         _ = write(wakePipe.write, &byte, 1)
     }
 
-    /// Reads every queued event; whether one was about a name that matters.
-    private func drainMatchingEvents() -> Bool {
+    /// Reads every queued event: whether there was any, and whether one was about a name that
+    /// matters.
+    private func drainEvents() -> (any: Bool, matched: Bool) {
         var buffer = [UInt8](repeating: 0, count: 4096)
+        var any = false
         var matched = false
         let watches = lock.withLock { self.watches }
         while true {
             let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }
-            guard count > 0 else { return matched }
+            guard count > 0 else { return (any, matched) }
+            any = true
             buffer.withUnsafeBytes { raw in
                 var offset = 0
                 while offset + MemoryLayout<inotify_event>.size <= count {
