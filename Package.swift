@@ -17,6 +17,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", exact: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", exact: "3.12.3"),
         .package(url: "https://github.com/x-sheep/swift-property-based", exact: "2.0.1"),
+        .package(url: "https://github.com/vapor/postgres-nio", exact: "1.33.2"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", exact: "2.37.6"),
     ],
     targets: [
         .systemLibrary(name: "CFuse", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
@@ -47,6 +49,8 @@ let package = Package(
         .target(name: "ShelfSync", dependencies: [
             "ShelfModel", "ShelfMarkdown", "ShelfStore",
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ShelfFS", dependencies: [
@@ -69,7 +73,11 @@ let package = Package(
         .testTarget(name: "ShelfStoreTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
         .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "TestSupport"],
                     resources: [.copy("Fixtures")]),
-        .testTarget(name: "ShelfSyncTests", dependencies: ["ShelfSync", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),
+        .testTarget(name: "ShelfSyncTests", dependencies: [
+            "ShelfSync", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport",
+            .product(name: "PostgresNIO", package: "postgres-nio"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
         .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "TestSupport"]),
         .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfSync", "ShelfModel", "ShelfMarkdown", "FuseKit", "TestSupport"]),
         .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),

@@ -54,10 +54,10 @@ struct ShelfCLI {
         try cli.run("import", samples.appendingPathComponent("library").path)
         let mountpoint = cli.scratch.appendingPathComponent("mnt").path
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        MountRecords.record(mountpoint)
+        LeftoverRecords.mounts.record(mountpoint)
         defer {
             forceUnmount(mountpoint)
-            MountRecords.forget(mountpoint)
+            LeftoverRecords.mounts.forget(mountpoint)
         }
         try body(cli, mountpoint)
     }
@@ -67,10 +67,10 @@ struct ShelfCLI {
     func withMount<T>(_ options: String..., body: (_ mountpoint: String) throws -> T) throws -> T {
         let mountpoint = scratch.appendingPathComponent("mnt").path
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        MountRecords.record(mountpoint)
+        LeftoverRecords.mounts.record(mountpoint)
         defer {
             Self.forceUnmount(mountpoint)
-            MountRecords.forget(mountpoint)
+            LeftoverRecords.mounts.forget(mountpoint)
         }
         let mounted = try run(["mount", mountpoint] + options, timeout: .seconds(40))
         guard mounted.status == 0 else { throw MountFailed(stderr: mounted.stderr) }

@@ -66,13 +66,13 @@ import TestSupport
         try #require(mounted.succeeded, "\(mounted)")
         let mountpoint = cli.scratch.appendingPathComponent("mnt").path
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
-        MountRecords.record(mountpoint)
-        MountRecords.record(disk)
+        LeftoverRecords.mounts.record(mountpoint)
+        LeftoverRecords.mounts.record(disk)
         defer {
             ShelfCLI.forceUnmount(mountpoint)
             _ = try? CommandRunner.run("umount", ["-l", disk], in: "/", timeout: .seconds(10))
-            MountRecords.forget(mountpoint)
-            MountRecords.forget(disk)
+            LeftoverRecords.mounts.forget(mountpoint)
+            LeftoverRecords.mounts.forget(disk)
         }
         let library = disk + "/library"
         try #require(try cli.run("init", library).status == 0)

@@ -4,32 +4,54 @@ import ShelfStore
 import TestSupport
 @testable import ShelfSync
 
-/// Libraries ("devices") sharing one folder cloud, all in one temporary folder.
+/// The backends the cloud behaviour tests run against.
+enum CloudKind: String, CaseIterable, Sendable {
+    case folder
+    /// A schema of its own on the test run's throw-away PostgreSQL server.
+    case postgres
+}
+
+/// Libraries ("devices") sharing one cloud, all in one temporary folder.
 ///
-/// `delayed`: each device has its own copy of the cloud folder, and files reach the other
-/// copies only when the test calls ``deliver()`` — a file-sync tool such as Syncthing, which
-/// lets two devices push before either sees the other's change.
+/// `delayed` (folder clouds): each device has its own copy of the cloud folder, and files
+/// reach the other copies only when the test calls ``deliver()`` — a file-sync tool such as
+/// Syncthing, which lets two devices push before either sees the other's change.
 final class Devices {
     let folder: TemporaryFolder
+    let kind: CloudKind
     private let delayed: Bool
+    /// The PostgreSQL schema of this test's cloud.
+    private let schema = "cloud_" + UUID().uuidString.prefix(8).lowercased()
 
-    init(delayed: Bool = false) throws {
+    init(delayed: Bool = false, cloud kind: CloudKind = .folder) throws {
+        precondition(!delayed || kind == .folder, "only folder clouds deliver late")
         folder = try TemporaryFolder()
         self.delayed = delayed
+        self.kind = kind
+        if kind == .postgres { try TestClouds.makeSchema(schema) }
     }
 
-    /// The cloud folder `name` sees.
-    func cloud(for name: String) -> FolderCloud {
-        FolderCloud(folder: folder.child(delayed ? "cloud-" + name : "cloud"))
+    /// The cloud `name` sees.
+    func cloud(for name: String) throws -> any CloudBackend {
+        switch kind {
+        case .folder: FolderCloud(folder: cloudFolder(for: name))
+        case .postgres: try TestClouds.postgres(schema: schema)
+        }
+    }
+
+    /// The folder of the folder cloud `name` sees.
+    func cloudFolder(for name: String) -> URL {
+        precondition(kind == .folder, "only folder clouds have a folder")
+        return folder.child(delayed ? "cloud-" + name : "cloud")
     }
 
     /// A new library linked to the cloud under `name`.
     func device(_ name: String, cacheLimit: Int? = nil) throws -> Device {
         let store = try LibraryStore.create(at: folder.child(name))
         try deliver()
-        try SyncEngine.link(store, to: cloud(for: name), deviceName: name, cacheLimit: cacheLimit)
+        try SyncEngine.link(store, to: try cloud(for: name), deviceName: name, cacheLimit: cacheLimit)
         try deliver()
-        return Device(store: store, engine: SyncEngine(store: store, cloud: cloud(for: name)))
+        return Device(store: store, engine: SyncEngine(store: store, cloud: try cloud(for: name)))
     }
 
     /// Copies every file of every cloud folder into every other that lacks it, as a file-sync

@@ -5,8 +5,9 @@ import Testing
 
 /// Attachments, settings and folders — the mount's plain files — through the cloud.
 @Suite struct PlainFileSyncTests {
-    @Test func attachmentsSettingsAndFoldersTravelAndTempFilesDoNot() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func attachmentsSettingsAndFoldersTravelAndTempFilesDoNot(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let b = try devices.device("b")
         let picture = Data((0..<2048).map { UInt8($0 % 251) })
@@ -35,8 +36,9 @@ import Testing
         #expect(try b.sync() == SyncEngine.Report(), "nothing echoes")
     }
 
-    @Test func aShelfignoreKeepsWhatItListsOnThisDevice() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func aShelfignoreKeepsWhatItListsOnThisDevice(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let b = try devices.device("b")
         try a.writePlain(".shelfignore", Data("# big exports stay here\n*.pdf\ncache/*\n".utf8))
@@ -70,8 +72,9 @@ import Testing
         #expect(copies.count == 1 && copies.values.first == Data("from a".utf8), "\(files.keys.sorted())")
     }
 
-    @Test func aChangeHereNotSentYetIsKeptBesideTheOneArriving() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func aChangeHereNotSentYetIsKeptBesideTheOneArriving(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let b = try devices.device("b")
         try a.writePlain("Notes/data.csv", Data("1\n".utf8))

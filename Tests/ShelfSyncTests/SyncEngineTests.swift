@@ -7,8 +7,9 @@ import TestSupport
 @testable import ShelfSync
 
 @Suite struct SyncEngineTests {
-    @Test func anItemMadeOnOneDeviceArrivesOnTheOtherByteForByte() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func anItemMadeOnOneDeviceArrivesOnTheOtherByteForByte(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let b = try devices.device("b")
         let bytes = "no frontmatter at all\r\nCRLF and a BOM-less é\n"
@@ -37,8 +38,9 @@ import TestSupport
         #expect(try a.sync() == SyncEngine.Report())
     }
 
-    @Test func editsRenamesDeletesAndRestoresTravelBothWays() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func editsRenamesDeletesAndRestoresTravelBothWays(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let b = try devices.device("b")
         let id = try a.write("Books/Dune.md", "---\ntitle: Dune\n---\n# Dune\n")
@@ -64,8 +66,9 @@ import TestSupport
         #expect(try a.files() == b.files())
     }
 
-    @Test func invalidFilesTravelAsDrafts() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func invalidFilesTravelAsDrafts(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let b = try devices.device("b")
         let broken = "---\ntitle: [unclosed\n---\nbody\n"
@@ -75,8 +78,9 @@ import TestSupport
         #expect(try b.store.record(id: id)?.draftDiagnostics != nil)
     }
 
-    @Test func editsOfTheSameLineKeepTheNewestAndOneConflictCopyOnBothDevices() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func editsOfTheSameLineKeepTheNewestAndOneConflictCopyOnBothDevices(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let b = try devices.device("b")
         let id = try a.write("Notes/Plan.md", "one\ntwo\n")
@@ -126,8 +130,9 @@ import TestSupport
         #expect(copies.values.first == Data("one\nfrom a\n".utf8))
     }
 
-    @Test func changesOfABusyItemWaitInOrderAndNothingElseDoes() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func changesOfABusyItemWaitInOrderAndNothingElseDoes(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let b = try devices.device("b")
         let held = try a.write("Notes/Held.md", "one\n")
@@ -151,8 +156,9 @@ import TestSupport
         #expect(try b.sync() == SyncEngine.Report())
     }
 
-    @Test func evictingFreesTheBytesAndTheNextReadBringsThemBack() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func evictingFreesTheBytesAndTheNextReadBringsThemBack(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let id = try a.write("Notes/Evict me.md", "bytes worth keeping\n")
         try a.sync()
@@ -175,8 +181,9 @@ import TestSupport
         #expect(try a.store.summary(id: id)?.isPlaceholder == false)
     }
 
-    @Test func theCacheBudgetEvictsTheLeastRecentlyReadFirst() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func theCacheBudgetEvictsTheLeastRecentlyReadFirst(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let ids = try (1...3).map { try a.write("Notes/Item \($0).md", String(repeating: "\($0)", count: 100) + "\n") }
         try a.sync()
@@ -242,8 +249,8 @@ import TestSupport
                                                  basedOn: nil, modified: Date()) }
         _ = try a.write("Notes/Plan.md", "a's plan\n")
         try a.sync()
-        try SyncEngine.link(joining, to: devices.cloud(for: "b"), deviceName: "b")
-        let b = Device(store: joining, engine: SyncEngine(store: joining, cloud: devices.cloud(for: "b")))
+        try SyncEngine.link(joining, to: try devices.cloud(for: "b"), deviceName: "b")
+        let b = Device(store: joining, engine: SyncEngine(store: joining, cloud: try devices.cloud(for: "b")))
         try devices.settle(b, a)
         for device in [a, b] {
             let files = try device.files()
@@ -267,8 +274,9 @@ import TestSupport
         #expect(try c.files().filter { $0.key.hasPrefix("Notes/Same (conflict ") }.count == 1)
     }
 
-    @Test func anEditBeatsAConcurrentDelete() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func anEditBeatsAConcurrentDelete(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let b = try devices.device("b")
         let id = try a.write("Notes/Keep.md", "first\n")
@@ -311,7 +319,7 @@ import TestSupport
         let a = try devices.device("a")
         let id = try a.write("Notes/Keep.md", "keep\n")
         try a.sync()
-        let cloudFolder = devices.cloud(for: "a").folder
+        let cloudFolder = devices.cloudFolder(for: "a")
         let away = devices.folder.child("away")
         try FileManager.default.moveItem(at: cloudFolder, to: away)
 
@@ -328,7 +336,7 @@ import TestSupport
         let other = try Devices()
         _ = try other.device("x")
         try FileManager.default.removeItem(at: cloudFolder)
-        try FileManager.default.copyItem(at: other.cloud(for: "x").folder, to: cloudFolder)
+        try FileManager.default.copyItem(at: other.cloudFolder(for: "x"), to: cloudFolder)
         #expect(throws: CloudError.self) { try a.sync() }
         #expect(try a.text(id: id) == "edited while offline\n")
 
@@ -348,7 +356,7 @@ import TestSupport
         let b = try devices.device("b")
         _ = try a.write("Notes/One.md", "one\n")
         try a.sync()
-        let root = devices.cloud(for: "a").folder
+        let root = devices.cloudFolder(for: "a")
         let log = try #require(try FileManager.default.contentsOfDirectory(atPath: root.appendingPathComponent("log").path).first)
         let logFolder = root.appendingPathComponent("log").appendingPathComponent(log)
         for name in ["desktop.ini", ".DS_Store", "000000000001 (conflicted copy).json",
@@ -381,20 +389,20 @@ import TestSupport
         try b.sync()
         #expect(try b.files() == a.files())
         let batches = try FileManager.default.contentsOfDirectory(
-            atPath: devices.cloud(for: "a").folder.appendingPathComponent("log/\(link.device)").path)
+            atPath: devices.cloudFolder(for: "a").appendingPathComponent("log/\(link.device)").path)
         #expect(batches == ["000000000001.json"])
     }
 }
 
 @Suite struct CloudMaintenanceTests {
-    /// Every file name under `folder` of the cloud, relative.
-    func names(_ devices: Devices, _ folder: String) -> [String] {
-        (FileManager.default.subpaths(atPath: devices.cloud(for: "a").folder.appendingPathComponent(folder).path) ?? [])
-            .filter { $0.hasSuffix(".json") || !$0.contains(".") && $0.count == 64 + 3 }
+    /// How many change batches the cloud holds, of every device.
+    func storedBatches(_ devices: Devices) throws -> Int {
+        try devices.cloud(for: "a").batches(after: CloudCursor(), limit: .max).batches.count
     }
 
-    @Test func logsEveryDeviceReadAndBytesNobodyNeedsGoAndALateDeviceStartsFromTheSnapshot() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func logsEveryDeviceReadAndBytesNobodyNeedsGoAndALateDeviceStartsFromTheSnapshot(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         let b = try devices.device("b")
         let id = try a.write("Notes/Often.md", "version 0\n")
@@ -404,7 +412,7 @@ import TestSupport
             try a.sync()
         }
         try devices.settle(a, b)
-        let batchesBefore = names(devices, "log").count
+        let batchesBefore = try storedBatches(devices)
 
         // Until b reports how far it has read, nothing of a's log can go.
         var report = try a.engine.maintainCloud(snapshotEvery: 1, unusedFor: 0)
@@ -414,7 +422,7 @@ import TestSupport
         report = try a.engine.maintainCloud(snapshotEvery: 1_000_000, unusedFor: 0)
         #expect(report.batchesRemoved > 0)
         #expect(report.contentRemoved >= 19, "the replaced versions of Often.md")
-        #expect(names(devices, "log").count < batchesBefore)
+        #expect(try storedBatches(devices) < batchesBefore)
 
         // A third device joining now starts from the snapshot and ends like the others.
         let c = try devices.device("c")
@@ -427,8 +435,9 @@ import TestSupport
         #expect(try c.text(id: id) == "after the snapshot\n")
     }
 
-    @Test func aLostDeviceHoldsRemovalBackUntilForgotten() throws {
-        let devices = try Devices()
+    @Test(arguments: CloudKind.allCases)
+    func aLostDeviceHoldsRemovalBackUntilForgotten(cloud: CloudKind) throws {
+        let devices = try Devices(cloud: cloud)
         let a = try devices.device("a")
         _ = try devices.device("lost")  // linked once, never heard from again
         for round in 1...5 {

@@ -65,4 +65,17 @@ public protocol CloudBackend: Sendable {
     func content(_ hash: ContentHash) throws -> Data?
     /// Whether bytes are stored under `hash` (without reading them).
     func hasContent(_ hash: ContentHash) throws -> Bool
+
+    /// Starts calling `news` whenever another device may have pushed, for a backend that pushes
+    /// its news; nil for one whose ``changeFolders`` are watched instead.
+    func watchNews(_ news: @escaping @Sendable () -> Void) -> (any CloudNewsWatch)?
+}
+
+extension CloudBackend {
+    public func watchNews(_ news: @escaping @Sendable () -> Void) -> (any CloudNewsWatch)? { nil }
+}
+
+/// A running ``CloudBackend/watchNews(_:)``.
+public protocol CloudNewsWatch: Sendable {
+    func stop()
 }

@@ -21,6 +21,8 @@ public final class SyncRunner: @unchecked Sendable {
     private let signal = FolderChangeSignal()
     /// When the cloud was last tidied (snapshot, removals): hourly is plenty.
     private var lastMaintenance = Date.distantPast
+    /// The cloud's own word that another device pushed, where it pushes its news.
+    private var news: (any CloudNewsWatch)?
 
     public init(engine: SyncEngine, interval: TimeInterval, logger: Logger) {
         self.engine = engine
@@ -33,6 +35,7 @@ public final class SyncRunner: @unchecked Sendable {
         condition.withLock {
             guard !isRunning, !isStopped else { return }
             isRunning = true
+            news = engine.cloud.watchNews { [weak self] in self?.syncNow() }
             let thread = Thread { [self] in runUntilStopped() }
             thread.name = "shelf.sync"
             thread.start()
@@ -51,10 +54,12 @@ public final class SyncRunner: @unchecked Sendable {
     /// Stops after the round under way, then runs a last one so saves made until now reach
     /// the cloud if it can be reached.
     public func stop() {
-        condition.withLock {
+        let news = condition.withLock {
             isStopped = true
             condition.broadcast()
+            return self.news.take()
         }
+        news?.stop()
         signal.wakeUp()
         condition.withLock {
             while isRunning { condition.wait() }

@@ -51,8 +51,8 @@ public final class TestMount: @unchecked Sendable {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         // rmdir, never a recursive delete: if unmounting failed, that would walk into the mount.
         defer { rmdir(directory) }
-        MountRecords.record(directory)
-        defer { MountRecords.forget(directory) }
+        LeftoverRecords.mounts.record(directory)
+        defer { LeftoverRecords.mounts.forget(directory) }
         let mount = try TestMount(filesystem: filesystem, options: options, handlingSignals: handlingSignals,
                                   mountpoint: directory)
         defer { mount.tearDown() }

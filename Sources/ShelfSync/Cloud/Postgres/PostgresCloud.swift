@@ -1,0 +1,262 @@
+import Foundation
+import Logging
+import PostgresNIO
+
+/// A cloud in a PostgreSQL schema: the cloud protocol's records as rows, for many devices and
+/// many people on one server (`shelf cloud link postgres://USER@HOST/DB`).
+///
+/// Each cloud lives in its own schema, owned by the role its devices log in as and reachable
+/// by no other, so one cloud's credentials cannot read or write another's: isolation rests on
+/// privileges no client can change. Every statement names the schema (no `search_path`), so
+/// the data connection works through a pooler in transaction mode.
+///
+/// A pull never skips a change: cursors count each device's batches, and only that device
+/// appends to its own numbers, one after another, so a batch that commits late cannot be
+/// passed over by a cursor that read a later one. A repeated push (a device that died after
+/// the server stored its batch) finds its number taken and changes nothing. After each push
+/// the device sends a `NOTIFY` that carries no data (any role may listen on any channel): the
+/// other devices wake, and read what is new through their own schema's privileges.
+public final class PostgresCloud: CloudBackend {
+    public let location: String
+    public var changeFolders: [URL] { [] }
+    let session: PostgresSession
+    /// The cloud's schema, quoted for SQL.
+    private let schema: String
+    /// The `LISTEN`/`NOTIFY` channel of this cloud.
+    let channel: String
+    /// Where `LISTEN` connects: the server itself, also when data goes through a pooler.
+    private let listenConfiguration: PostgresConnection.Configuration
+    private let logger: Logger
+
+    /// `schemaName`: the schema holding the cloud (usually the role's own).
+    init(session: PostgresSession, schemaName: String, listenConfiguration: PostgresConnection.Configuration,
+         logger: Logger) {
+        self.session = session
+        self.listenConfiguration = listenConfiguration
+        self.logger = logger
+        location = session.location
+        schema = PostgresSchema.quoted(schemaName)
+        channel = PostgresSchema.channel(forSchema: schemaName)
+    }
+
+    // MARK: Identity
+
+    public func identity() throws -> CloudIdentity {
+        let rows = try cloudQuery("SELECT format, cloud, created FROM \(unescaped: schema).shelf_cloud", whenMissing: {
+            try self.schemaExists() ? CloudError.empty(location: self.location) : PostgresSchema.missingSchemaError(self.location)
+        })
+        guard let row = rows.first else { throw CloudError.empty(location: location) }
+        let (format, cloud, created) = try decode(row, as: (Int, String, Date).self)
+        guard format <= CloudIdentity.currentFormat else {
+            throw CloudError.newerFormat(location: location, format: format)
+        }
+        return CloudIdentity(format: format, cloud: cloud, created: created)
+    }
+
+    public func create(_ identity: CloudIdentity) throws {
+        guard try schemaExists() else { throw PostgresSchema.missingSchemaError(location) }
+        let stored = try call {
+            try session.transaction { transaction -> Bool in
+                for statement in PostgresSchema.tables(in: schema) { try transaction.query(PostgresQuery(unsafeSQL: statement)) }
+                let inserted = try transaction.query("""
+                    INSERT INTO \(unescaped: schema).shelf_cloud (format, cloud, created, schema_version)
+                    VALUES (\(identity.format), \(identity.cloud), \(identity.created), \(PostgresSchema.version))
+                    ON CONFLICT DO NOTHING
+                    """)
+                return inserted.metadata.rows == 1
+            }
+        }
+        guard stored else { throw CloudError.notACloud(location: location) }
+    }
+
+    // MARK: Devices
+
+    public func register(_ device: DeviceRecord) throws {
+        try cloudQuery("""
+            INSERT INTO \(unescaped: schema).device (id, name, joined) VALUES (\(device.id), \(device.name), \(device.joined))
+            ON CONFLICT (id) DO NOTHING
+            """)
+    }
+
+    public func devices() throws -> [DeviceRecord] {
+        try cloudQuery("SELECT id, name, joined FROM \(unescaped: schema).device ORDER BY joined, id").map { row in
+            let (id, name, joined) = try decode(row, as: (String, String, Date).self)
+            return DeviceRecord(id: id, name: name, joined: joined)
+        }
+    }
+
+    public func retire(_ device: DeviceID) throws {
+        try cloudQuery("UPDATE \(unescaped: schema).device SET retired = true WHERE id = \(device)")
+    }
+
+    public func retiredDevices() throws -> Set<DeviceID> {
+        Set(try cloudQuery("SELECT id FROM \(unescaped: schema).device WHERE retired").map { try decode($0, as: String.self) })
+    }
+
+    // MARK: Change logs
+
+    public func append(_ batch: ChangeBatch) throws {
+        let body = try CloudCoding.encoder.encode(batch)
+        try call {
+            try session.transaction { transaction in
+                try transaction.query("""
+                    INSERT INTO \(unescaped: schema).batch (device, number, changes, body)
+                    VALUES (\(batch.device), \(batch.number), \(batch.changes.count), \(body))
+                    ON CONFLICT (device, number) DO NOTHING
+                    """)
+                try transaction.query("SELECT pg_notify(\(channel), '')")
+            }
+        }
+    }
+
+    public func batch(of device: DeviceID, number: Int64) throws -> ChangeBatch? {
+        try cloudQuery("SELECT body FROM \(unescaped: schema).batch WHERE device = \(device) AND number = \(number)")
+            .first.map { try decodeBody(ChangeBatch.self, $0, what: "batch \(number) of device \(device)") }
+    }
+
+    public func batches(after cursor: CloudCursor, limit: Int) throws -> (batches: [ChangeBatch], cursor: CloudCursor) {
+        let devices = Array(cursor.positions.keys)
+        let positions = devices.map { cursor.positions[$0]! }
+        // Each device's next batches by its primary key, then the oldest pushes first.
+        let rows = try cloudQuery("""
+            SELECT b.body, b.changes FROM \(unescaped: schema).device d
+            LEFT JOIN unnest(\(devices)::text[], \(positions)::bigint[]) AS c(device, after) ON c.device = d.id
+            CROSS JOIN LATERAL (
+                SELECT body, changes, seq FROM \(unescaped: schema).batch
+                WHERE device = d.id AND number > COALESCE(c.after, 0) ORDER BY number LIMIT \(limit)
+            ) b
+            ORDER BY b.seq LIMIT \(limit)
+            """)
+        var batches: [ChangeBatch] = []
+        var next = cursor
+        var count = 0
+        for row in rows where count < limit {
+            let batch = try decodeBody(ChangeBatch.self, row, what: "a batch")
+            batches.append(batch)
+            next[batch.device] = batch.number
+            count += batch.changes.count
+        }
+        return (batches, next)
+    }
+
+    public func removeBatches(of device: DeviceID, through number: Int64) throws -> Int {
+        try cloudQuery("DELETE FROM \(unescaped: schema).batch WHERE device = \(device) AND number <= \(number)").metadata.rows ?? 0
+    }
+
+    // MARK: Acknowledgements and snapshots
+
+    public func acknowledge(_ ack: DeviceAck) throws {
+        let body = try CloudCoding.encoder.encode(ack)
+        try cloudQuery("""
+            INSERT INTO \(unescaped: schema).ack AS a (device, number, body) VALUES (\(ack.device), \(ack.number), \(body))
+            ON CONFLICT (device) DO UPDATE SET number = excluded.number, body = excluded.body WHERE excluded.number > a.number
+            """)
+    }
+
+    public func acknowledgements() throws -> [DeviceID: DeviceAck] {
+        var acks: [DeviceID: DeviceAck] = [:]
+        for row in try cloudQuery("SELECT body FROM \(unescaped: schema).ack") {
+            let ack = try decodeBody(DeviceAck.self, row, what: "an acknowledgement")
+            acks[ack.device] = ack
+        }
+        return acks
+    }
+
+    public func putSnapshot(_ snapshot: CloudSnapshot) throws {
+        let body = try CloudCoding.encoder.encode(snapshot)
+        let covered = snapshot.cursor.positions.values.reduce(0, +)
+        try cloudQuery("""
+            INSERT INTO \(unescaped: schema).snapshot (device, number, covered, body)
+            VALUES (\(snapshot.device), \(snapshot.number), \(covered), \(body))
+            ON CONFLICT (device, number) DO NOTHING
+            """)
+    }
+
+    public func latestSnapshot() throws -> CloudSnapshot? {
+        try cloudQuery("SELECT body FROM \(unescaped: schema).snapshot ORDER BY covered DESC, number DESC LIMIT 1")
+            .first.map { try decodeBody(CloudSnapshot.self, $0, what: "a snapshot") }
+    }
+
+    // MARK: Content
+
+    public func putContent(_ bytes: Data, hash: ContentHash) throws {
+        try cloudQuery("""
+            INSERT INTO \(unescaped: schema).content AS c (hash, bytes, used) VALUES (\(hash.rawValue), \(bytes), now())
+            ON CONFLICT (hash) DO UPDATE SET used = now()
+            """)
+    }
+
+    public func content(_ hash: ContentHash) throws -> Data? {
+        guard let row = try cloudQuery("SELECT bytes FROM \(unescaped: schema).content WHERE hash = \(hash.rawValue)").first else {
+            return nil
+        }
+        let bytes = try decode(row, as: Data.self)
+        guard ContentHash(of: bytes) == hash else {
+            throw CloudError.damaged(path: "\(location) content \(hash)", reason: "the bytes do not match their hash")
+        }
+        return bytes
+    }
+
+    public func hasContent(_ hash: ContentHash) throws -> Bool {
+        try !cloudQuery("SELECT 1 FROM \(unescaped: schema).content WHERE hash = \(hash.rawValue)").isEmpty
+    }
+
+    public func removeContent(except keeping: Set<ContentHash>, unusedSince: Date) throws -> Int {
+        let kept = keeping.map(\.rawValue)
+        return try cloudQuery("""
+            DELETE FROM \(unescaped: schema).content WHERE used < \(unusedSince) AND NOT (hash = ANY(\(kept)::text[]))
+            """).metadata.rows ?? 0
+    }
+
+    public func watchNews(_ news: @escaping @Sendable () -> Void) -> (any CloudNewsWatch)? {
+        PostgresNews(configuration: listenConfiguration, channel: channel, logger: logger, news: news)
+    }
+
+    // MARK: Plumbing
+
+    private func schemaExists() throws -> Bool {
+        let name = PostgresSchema.unquoted(schema)
+        return try !cloudQuery("SELECT 1 FROM pg_namespace WHERE nspname = \(name)").isEmpty
+    }
+
+    /// Runs `query`; a missing table or schema becomes what `whenMissing` says (a cloud not
+    /// created yet), any other failure a `CloudError` (sync waits and retries).
+    @discardableResult
+    private func cloudQuery(_ query: PostgresQuery, whenMissing: (() throws -> CloudError)? = nil) throws -> PostgresQueryResult {
+        do {
+            return try session.query(query)
+        } catch let error as PostgresCloudError where PostgresSchema.isMissingRelation(error.sqlState) {
+            throw try whenMissing?() ?? CloudError.empty(location: location)
+        } catch let error as PostgresCloudError {
+            throw CloudError.unreadable(location: location, reason: error.description)
+        }
+    }
+
+    /// Runs `body` (a transaction), turning server failures into `CloudError`s.
+    private func call<T>(_ body: () throws -> T) throws -> T {
+        do {
+            return try body()
+        } catch let error as PostgresCloudError where PostgresSchema.isMissingRelation(error.sqlState) {
+            throw CloudError.empty(location: location)
+        } catch let error as PostgresCloudError {
+            throw CloudError.unreadable(location: location, reason: error.description)
+        }
+    }
+
+    private func decode<each Column: PostgresDecodable>(_ row: PostgresRow, as type: (repeat each Column).Type) throws -> (repeat each Column) {
+        do {
+            return try row.decode(type)
+        } catch {
+            throw CloudError.damaged(path: location, reason: "a row does not decode: \(String(describing: error).prefix(200))")
+        }
+    }
+
+    private func decodeBody<T: Decodable>(_ type: T.Type, _ row: PostgresRow, what: String) throws -> T {
+        let body = try decode(row, as: (Data).self)
+        do {
+            return try CloudCoding.decoder.decode(type, from: body)
+        } catch {
+            throw CloudError.damaged(path: "\(location) \(what)", reason: "\(error)")
+        }
+    }
+}

@@ -1,0 +1,135 @@
+import Foundation
+import Logging
+import NIOCore
+import PostgresNIO
+
+/// One connection to a PostgreSQL cloud's server, made when first needed and made again after
+/// it broke (a server restart, a killed backend, a network that went away).
+///
+/// The cloud protocol is synchronous (the sync engine runs on its own thread), so each call
+/// waits here for the server's reply. Never call it from an event loop or a Swift task. Calls
+/// take turns: a transaction's statements must go down one connection, and through a pooler in
+/// transaction mode (PgBouncer) only between `BEGIN` and `COMMIT` does that connection stay
+/// this client's, so nothing here relies on session state (no `SET`, no named statements).
+final class PostgresSession: @unchecked Sendable {
+    let configuration: PostgresConnection.Configuration
+    /// Where the server is, without secrets: for messages.
+    let location: String
+    private let logger: Logger
+    private let lock = NSLock()
+    private var connection: PostgresConnection?
+    private static let connectTimeout = TimeAmount.seconds(10)
+
+    init(configuration: PostgresConnection.Configuration, location: String, logger: Logger) {
+        var configuration = configuration
+        configuration.options.connectTimeout = Self.connectTimeout
+        self.configuration = configuration
+        self.location = location
+        self.logger = logger
+    }
+
+    deinit {
+        _ = try? connection?.close().wait()
+    }
+
+    /// Runs `query` and returns every row.
+    @discardableResult
+    func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        try withConnection { try $0.query(query, logger: logger).wait() }
+    }
+
+    /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
+    func transaction<T>(_ body: (Transaction) throws -> T) throws -> T {
+        try withConnection { connection in
+            let transaction = Transaction(connection: connection, logger: logger)
+            try transaction.run("BEGIN")
+            do {
+                let value = try body(transaction)
+                try transaction.run("COMMIT")
+                return value
+            } catch {
+                try? transaction.run("ROLLBACK")
+                throw error
+            }
+        }
+    }
+
+    /// Statements inside ``transaction(_:)``.
+    struct Transaction {
+        let connection: PostgresConnection
+        let logger: Logger
+
+        @discardableResult
+        func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
+            try connection.query(query, logger: logger).wait()
+        }
+
+        fileprivate func run(_ statement: String) throws {
+            _ = try connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).wait()
+        }
+    }
+
+    func close() {
+        lock.withLock {
+            _ = try? connection?.close().wait()
+            connection = nil
+        }
+    }
+
+    /// Calls `body` with the connection, connecting first if there is none; a failure that
+    /// leaves the connection unusable drops it, so the next call connects again. Errors come
+    /// out as ``PostgresCloudError`` with the server's reason.
+    private func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
+        try lock.withLock {
+            do {
+                let connection = try self.connection ?? connect()
+                self.connection = connection
+                return try body(connection)
+            } catch {
+                if connection?.isClosed ?? true || !PostgresCloudError.isStatementError(error) {
+                    _ = try? connection?.close().wait()
+                    connection = nil
+                }
+                throw PostgresCloudError(error, location: location)
+            }
+        }
+    }
+
+    private func connect() throws -> PostgresConnection {
+        try PostgresConnection.connect(on: PostgresConnection.defaultEventLoopGroup.any(), configuration: configuration,
+                                       id: 1, logger: logger).wait()
+    }
+}
+
+/// Why a PostgreSQL cloud call failed, in words for the user: the server's message and its
+/// SQLSTATE when it answered, else what happened to the connection. Never holds a password.
+struct PostgresCloudError: Error, CustomStringConvertible {
+    /// The server's SQLSTATE, when it answered with an error.
+    let sqlState: String?
+    let description: String
+
+    init(_ error: any Error, location: String) {
+        if let known = error as? PostgresCloudError {
+            self = known
+            return
+        }
+        guard let error = error as? PSQLError else {
+            sqlState = nil
+            description = "cannot reach the cloud at \(location): \(error)"
+            return
+        }
+        sqlState = error.serverInfo?[.sqlState]
+        if let message = error.serverInfo?[.message] {
+            description = "the cloud at \(location) answered: \(message) (SQLSTATE \(sqlState ?? "?"))"
+        } else {
+            let underlying = error.underlying.map { ": \($0)" } ?? ""
+            description = "cannot reach the cloud at \(location) (\(error.code)\(underlying))"
+        }
+    }
+
+    /// Whether the server refused a statement but the connection goes on (a constraint, a
+    /// missing table, a statement timeout), as opposed to a connection that broke.
+    static func isStatementError(_ error: any Error) -> Bool {
+        (error as? PSQLError)?.code == .server
+    }
+}
