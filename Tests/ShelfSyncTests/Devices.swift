@@ -20,23 +20,29 @@ final class Devices {
     let folder: TemporaryFolder
     let kind: CloudKind
     private let delayed: Bool
-    /// The PostgreSQL schema of this test's cloud.
-    private let schema = "cloud_" + UUID().uuidString.prefix(8).lowercased()
+    /// A PostgreSQL cloud's address and password; nil for folder clouds.
+    private let postgres: (address: PostgresAddress, password: String)?
 
     init(delayed: Bool = false, cloud kind: CloudKind = .folder) throws {
         precondition(!delayed || kind == .folder, "only folder clouds deliver late")
         folder = try TemporaryFolder()
         self.delayed = delayed
         self.kind = kind
-        if kind == .postgres { try TestClouds.makeSchema(schema) }
+        postgres = kind == .postgres ? try TestClouds.makeCloud() : nil
+    }
+
+    /// Devices of the PostgreSQL cloud at `address`, whose role logs in with `password`.
+    init(address: PostgresAddress, password: String) throws {
+        folder = try TemporaryFolder()
+        delayed = false
+        kind = .postgres
+        postgres = (address, password)
     }
 
     /// The cloud `name` sees.
     func cloud(for name: String) throws -> any CloudBackend {
-        switch kind {
-        case .folder: FolderCloud(folder: cloudFolder(for: name))
-        case .postgres: try TestClouds.postgres(schema: schema)
-        }
+        guard let postgres else { return FolderCloud(folder: cloudFolder(for: name)) }
+        return try postgres.address.cloud(environment: ["PGPASSWORD": postgres.password])
     }
 
     /// The folder of the folder cloud `name` sees.

@@ -9,18 +9,20 @@ struct CloudCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cloud",
         abstract: "Link the library to a cloud copy that several devices share, and see how sync is doing.",
-        subcommands: [Link.self, Unlink.self, Status.self, ForgetDevice.self, Compact.self])
+        subcommands: [Link.self, Unlink.self, Status.self, ForgetDevice.self, Compact.self, SetupSQL.self])
 
     struct Link: ParsableCommand {
         static let configuration = CommandConfiguration(
-            abstract: "Link the library to a cloud folder: a new or empty folder becomes a new cloud; a folder holding one is joined.",
+            abstract: "Link the library to a cloud: a folder, or a PostgreSQL server. A new or empty one becomes a new cloud; one holding a cloud is joined.",
             discussion: """
-                The folder may be local, on a network share, or carried between machines by a \
-                file-sync tool (Syncthing, Nextcloud, Dropbox). The first sync brings the cloud's \
-                items here and uploads this library's.
+                A folder may be local, on a network share, or carried between machines by a \
+                file-sync tool (Syncthing, Nextcloud, Dropbox). A PostgreSQL cloud is \
+                postgres://USER@HOST[:PORT]/DATABASE[?sslmode=require|verify-full&cloud=NAME]; \
+                the password comes from PGPASSWORD or ~/.pgpass, never from the address. The \
+                first sync brings the cloud's items here and uploads this library's.
                 """)
         @OptionGroup var library: LibraryOptions
-        @Argument(help: ArgumentHelp("The cloud folder.", valueName: "DIR"))
+        @Argument(help: ArgumentHelp("The cloud folder, or a postgres:// address.", valueName: "DIR|URL"))
         var location: String
         @Option(help: "This device's name, shown in conflict copies (default: the host name).")
         var device: String = ProcessInfo.processInfo.hostName
@@ -92,6 +94,19 @@ struct CloudCommand: ParsableCommand {
 }
 
 extension CloudCommand {
+    struct SetupSQL: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "setup-sql",
+            abstract: "Print the SQL a PostgreSQL administrator runs to make a place for a cloud: its login role and its own schema.",
+            discussion: "Run it with psql in the cloud's database, then set the role's password (psql: \\password NAME).")
+        @Argument(help: "The cloud's name, which is also its role's name.")
+        var name: String
+
+        func run() throws {
+            print(try PostgresCloud.setupSQL(cloud: name), terminator: "")
+        }
+    }
+
     struct ForgetDevice: ParsableCommand {
         static let configuration = CommandConfiguration(
             commandName: "forget-device",

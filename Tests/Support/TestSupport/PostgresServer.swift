@@ -10,12 +10,13 @@ import Synchronization
 /// through the record in ``LeftoverRecords``.
 public final class PostgresServer: @unchecked Sendable {
     public let host = "127.0.0.1"
-    public private(set) var port: Int
+    public let port: Int
     public let superuserPassword = "postgres-" + UUID().uuidString
     /// The cluster's folder: data, socket, log, certificates.
     public let folder: URL
     public let certificates: TestCertificates
     private var dataFolder: URL { folder.appendingPathComponent("data") }
+    private let databaseLock = NSLock()
 
     static let binaries = "/usr/lib/postgresql/15/bin"
     private static let commandTimeout: Duration = .seconds(60)
@@ -104,7 +105,10 @@ public final class PostgresServer: @unchecked Sendable {
         return result.stdout
     }
 
+    /// Creates database `name` unless it exists (tests running side by side may all ask).
     public func makeDatabase(_ name: String) throws {
+        databaseLock.lock()
+        defer { databaseLock.unlock() }
         guard try execute("SELECT 1 FROM pg_database WHERE datname = '\(name)'").isEmpty else { return }
         try execute("CREATE DATABASE \"\(name)\"")
     }

@@ -39,6 +39,17 @@ public final class PostgresCloud: CloudBackend {
         channel = PostgresSchema.channel(forSchema: schemaName)
     }
 
+    /// The SQL an administrator runs to make a place for the cloud `name` (its role and
+    /// schema). Names are plain lower-case identifiers, so they read the same in a URL, in SQL
+    /// and in psql.
+    public static func setupSQL(cloud name: String) throws -> String {
+        let allowed = Set("abcdefghijklmnopqrstuvwxyz0123456789_".utf8)
+        guard (1...63).contains(name.utf8.count), name.utf8.allSatisfy(allowed.contains), name.first?.isNumber == false else {
+            throw CloudLocationError(description: "`\(name)` cannot name a cloud: use 1 to 63 lower-case letters, digits and `_`, starting with a letter (for example `anna_books`)")
+        }
+        return PostgresSchema.setupSQL(cloud: name)
+    }
+
     // MARK: Identity
 
     public func identity() throws -> CloudIdentity {

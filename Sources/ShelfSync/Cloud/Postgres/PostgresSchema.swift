@@ -77,8 +77,10 @@ enum PostgresSchema {
     }
 
     /// The `NOTIFY` channel of the cloud in `schema`: a name, never data.
+    /// Named after the schema where that fits PostgreSQL's 63-byte names, else after its hash.
     static func channel(forSchema schema: String) -> String {
-        "shelf_cloud_" + schema
+        let named = "shelf_cloud_" + schema
+        return named.utf8.count <= 63 ? named : "shelf_cloud_" + String(ContentHash(of: Data(schema.utf8)).rawValue.prefix(32))
     }
 
     /// `undefined_table` and `invalid_schema_name`: the cloud's tables are not there.

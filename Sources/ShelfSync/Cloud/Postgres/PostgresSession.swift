@@ -76,12 +76,14 @@ final class PostgresSession: @unchecked Sendable {
         }
     }
 
-    /// Calls `body` with the connection, connecting first if there is none; a failure that
-    /// leaves the connection unusable drops it, so the next call connects again. Errors come
-    /// out as ``PostgresCloudError`` with the server's reason.
+    /// Calls `body` with the connection, connecting first if there is none or the one kept
+    /// was closed meanwhile (a server restart, a killed backend); a failure that leaves the
+    /// connection unusable drops it, so the next call connects again. Errors come out as
+    /// ``PostgresCloudError`` with the server's reason.
     private func withConnection<T>(_ body: (PostgresConnection) throws -> T) throws -> T {
         try lock.withLock {
             do {
+                if connection?.isClosed == true { connection = nil }
                 let connection = try self.connection ?? connect()
                 self.connection = connection
                 return try body(connection)

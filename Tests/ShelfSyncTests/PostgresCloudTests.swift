@@ -1,0 +1,163 @@
+import Foundation
+import Logging
+import ShelfStore
+import Testing
+import TestSupport
+@testable import ShelfSync
+
+/// What only a PostgreSQL cloud has: TLS, a pooler, privileges between clouds, a server that
+/// restarts or kills connections. The cloud behaviour every backend shares runs in
+/// SyncEngineTests and PlainFileSyncTests against both.
+@Suite struct PostgresCloudTests {
+    @Test func verifyFullAcceptsTheServersCertificateAndRefusesAStrangersCA() throws {
+        let server = try PostgresServer.shared()
+        let verified = try TestClouds.makeCloud(settings: "sslmode=verify-full&sslrootcert=\(server.certificates.authority.path)")
+        let devices = try Devices(address: verified.address, password: verified.password)
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        try a.write("Notes/Over TLS.md", "encrypted on the way\n")
+        try devices.settle(a, b)
+        #expect(try b.text("Notes/Over TLS.md") == "encrypted on the way\n")
+        #expect(try encryptedConnections(of: verified.address.user, on: server) == ["t"])
+
+        // `require` encrypts without a CA to check against.
+        let required = try TestClouds.makeCloud(settings: "sslmode=require")
+        let requiredDevices = try Devices(address: required.address, password: required.password)
+        let c = try requiredDevices.device("c")
+        try c.sync()
+        #expect(try encryptedConnections(of: required.address.user, on: server) == ["t"])
+
+        // A CA that did not sign the server's certificate: no connection, and a reason.
+        var stranger = verified.address
+        stranger.rootCertificate = server.certificates.otherAuthority.path
+        let store = try LibraryStore.create(at: devices.folder.child("stranger"))
+        let error = try #require(throws: (any Error).self) {
+            try SyncEngine.link(store, to: try stranger.cloud(environment: ["PGPASSWORD": verified.password]), deviceName: "stranger")
+        }
+        #expect("\(error)".lowercased().contains("certificate"), "\(error)")
+        #expect(try store.cloudLink() == nil)
+    }
+
+    /// `t` for each of `role`'s connections that uses TLS, `f` for each that does not.
+    func encryptedConnections(of role: String, on server: PostgresServer) throws -> [String] {
+        try server.execute("SELECT DISTINCT ssl FROM pg_stat_ssl JOIN pg_stat_activity USING (pid) WHERE usename = '\(role)'")
+            .split(separator: "\n").map(String.init)
+    }
+
+    @Test func oneCloudsCredentialsCannotReadOrWriteAnothers() throws {
+        let server = try PostgresServer.shared()
+        let mine = try TestClouds.makeCloud()
+        let theirs = try TestClouds.makeCloud()
+        let theirDevices = try Devices(address: theirs.address, password: theirs.password)
+        let owner = try theirDevices.device("owner")
+        try owner.write("Notes/Private.md", "only for my cloud\n")
+        try owner.sync()
+
+        // Through Shelf: my role, their cloud's schema.
+        var intruder = theirs.address
+        intruder.user = mine.address.user
+        let cloud = try intruder.cloud(environment: ["PGPASSWORD": mine.password])
+        for attempt in [{ _ = try cloud.identity() },
+                        { _ = try cloud.batches(after: CloudCursor(), limit: 100) },
+                        { try cloud.putContent(Data("planted\n".utf8), hash: ContentHash(of: Data("planted\n".utf8))) }] {
+            let error = try #require(throws: (any Error).self) { try attempt() }
+            #expect("\(error)".contains("permission denied"), "\(error)")
+        }
+        // Straight SQL with my credentials: no reading, no writing, no granting myself access.
+        let schema = theirs.address.cloud
+        for statement in ["SELECT count(*) FROM \(schema).batch",
+                          "DELETE FROM \(schema).content",
+                          "GRANT USAGE ON SCHEMA \(schema) TO \(mine.address.user)",
+                          "ALTER TABLE \(schema).batch DISABLE ROW LEVEL SECURITY"] {
+            #expect(throws: HarnessError.self, "\(statement)") {
+                try server.execute(statement, database: TestClouds.database, user: mine.address.user, password: mine.password)
+            }
+        }
+        // Their cloud is as it was.
+        let newcomer = try theirDevices.device("newcomer")
+        try theirDevices.settle(newcomer)
+        #expect(try newcomer.files().keys.sorted() == ["Notes/Private.md"])
+    }
+
+    @Test func theDataConnectionWorksThroughPgBouncerInTransactionMode() throws {
+        let server = try PostgresServer.shared()
+        let cloud = try TestClouds.makeCloud()
+        let bouncer = try PgBouncer(for: server, user: cloud.address.user, password: cloud.password)
+        defer { bouncer.remove() }
+        var pooled = cloud.address
+        pooled.port = bouncer.port
+        pooled.listenHost = server.host
+        pooled.listenPort = server.port
+        let devices = try Devices(address: pooled, password: cloud.password)
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        for round in 1...5 {
+            try a.write("Notes/Pooled.md", "round \(round) from a\n")
+            try b.write("Notes/B \(round).md", "from b\n")
+            try devices.settle(a, b)
+        }
+        #expect(try a.files() == b.files())
+        #expect(try b.text("Notes/Pooled.md") == "round 5 from a\n")
+        let log = try String(contentsOf: bouncer.folder.appendingPathComponent("pgbouncer.log"), encoding: .utf8)
+        #expect(log.contains("login attempt: db=\(TestClouds.database) user=\(cloud.address.user)"), "the devices connected through the pooler")
+    }
+
+    @Test func aServerDownAtStartRestartedAndKillingConnectionsLosesAndDoublesNothing() throws {
+        let server = try PostgresServer()
+        defer { server.remove() }
+        let cloud = try TestClouds.makeCloud(on: server)
+        let devices = try Devices(address: cloud.address, password: cloud.password)
+        let names = ["a", "b", "c"]
+        let all = try names.map { try devices.device($0) }
+        server.stop()
+
+        // The server is down when syncing starts: the devices go on, and say why they are offline.
+        let runners = all.map { SyncRunner(engine: $0.engine, interval: 0.2, logger: Logger(label: "shelf.tests.sync")) }
+        runners.forEach { $0.start() }
+        defer { runners.forEach { $0.stop() } }
+        try all[0].write("Notes/Written offline.md", "while the server was down\n")
+        #expect(try eventually(within: .seconds(10)) {
+            let status = try all[0].engine.status()
+            return status?.online == false && status?.error?.contains("cannot reach") == true
+        })
+        try server.start()
+
+        // A stream of edits on all three; the server restarts and kills every connection meanwhile.
+        for round in 0..<30 {
+            for (device, name) in zip(all, names) {
+                try device.write("Notes/\(name) \(round % 10).md", "\(name), round \(round)\n")
+            }
+            if round == 10 { try server.restart() }
+            if round == 20 { try server.terminateConnections(of: cloud.address.user) }
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        var expected: [String: Data] = ["Notes/Written offline.md": Data("while the server was down\n".utf8)]
+        for name in names {
+            for note in 0..<10 { expected["Notes/\(name) \(note).md"] = Data("\(name), round \(20 + note)\n".utf8) }
+        }
+        let converged = try eventually(within: .seconds(60)) {
+            try all.allSatisfy { try $0.files() == expected }
+        }
+        #expect(converged, "every device ends with each note's last version, once")
+        #expect(try all[0].engine.status()?.online == true)
+    }
+
+    @Test func aStatementTimeoutIsReportedAndSyncResumesAfterIt() throws {
+        let server = try PostgresServer.shared()
+        let cloud = try TestClouds.makeCloud()
+        let devices = try Devices(address: cloud.address, password: cloud.password)
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let role = cloud.address.user
+        try server.execute("ALTER ROLE \(role) SET statement_timeout = '1ms'; SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '\(role)'")
+        for note in 0..<50 { try a.write("Notes/Timed \(note).md", String(repeating: "a long line of text\n", count: 2_000)) }
+        let failed = try #require(throws: (any Error).self) { try a.sync() }
+        #expect("\(failed)".contains("statement timeout"), "\(failed)")
+        #expect(try a.engine.status()?.error?.contains("statement timeout") == true)
+
+        try server.execute("ALTER ROLE \(role) RESET statement_timeout; SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = '\(role)'")
+        try devices.settle(a, b)
+        #expect(try b.files() == a.files())
+        #expect(try b.files().count == 50)
+    }
+}
