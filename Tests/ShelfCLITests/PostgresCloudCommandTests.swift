@@ -1,0 +1,83 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// Two devices sharing a PostgreSQL cloud through the CLI and their mounts, set up as the
+/// README says: an administrator runs `shelf cloud setup-sql`, each device keeps the password
+/// in `~/.pgpass` and links with a `postgres://` address.
+@Suite(.serialized) struct PostgresCloudCommandTests {
+    static let database = "shelf_cli_tests"
+
+    /// A new cloud on the test run's server, made with the SQL `shelf cloud setup-sql` prints:
+    /// its address and its role's password.
+    func makeCloud(with cli: ShelfCLI) throws -> (address: String, password: String) {
+        let server = try PostgresServer.shared()
+        try server.makeDatabase(Self.database)
+        let role = "cli_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
+        let sql = try cli.run("cloud", "setup-sql", role)
+        try #require(sql.status == 0, "\(sql)")
+        try server.execute(sql.stdout, database: Self.database)
+        let password = "secret-" + UUID().uuidString
+        try server.execute("ALTER ROLE \(role) PASSWORD '\(password)'")
+        return ("postgres://\(role)@\(server.host):\(server.port)/\(Self.database)?sslmode=require", password)
+    }
+
+    /// Gives `cli`'s user the password in `~/.pgpass`, as libpq's users keep it.
+    func storePassword(_ password: String, of address: String, for cli: ShelfCLI) throws {
+        let url = try #require(URLComponents(string: address))
+        let line = "\(url.host!):\(url.port!):\(Self.database):\(url.user!):\(password)\n"
+        let file = cli.scratch.appendingPathComponent(".pgpass")
+        try Data(line.utf8).write(to: file)
+        chmod(file.path, 0o600)
+    }
+
+    @Test func aSaveOnOneMountIsReadableOnTheOtherWithinASecondWithoutPolling() throws {
+        let a = try ShelfCLI()
+        let b = try ShelfCLI()
+        let (address, password) = try makeCloud(with: a)
+        for (cli, name) in [(a, "laptop"), (b, "desk")] {
+            try storePassword(password, of: address, for: cli)
+            try cli.run("init", cli.library.path)
+            let linked = try cli.run("cloud", "link", address, "--device", name)
+            try #require(linked.status == 0, "\(linked)")
+        }
+        // Rounds a minute apart: what arrives sooner came by the server's push.
+        try a.withMount("--poll-interval", "60") { mountA in
+            try b.withMount("--poll-interval", "60") { mountB in
+                let note = Data("Written on the laptop.\n".utf8)
+                try note.write(to: URL(fileURLWithPath: mountA + "/Notes/Pushed.md"))
+                #expect(try eventually(within: .seconds(1)) {
+                    FileManager.default.contents(atPath: mountB + "/Notes/Pushed.md") == note
+                })
+                let edit = Data("Edited on the desk.\n".utf8)
+                try edit.write(to: URL(fileURLWithPath: mountB + "/Notes/Pushed.md"))
+                #expect(try eventually(within: .seconds(1)) {
+                    FileManager.default.contents(atPath: mountA + "/Notes/Pushed.md") == edit
+                })
+                let status = try a.run("cloud", "status")
+                #expect(status.status == 0 && status.stdout.contains(address), "\(status)")
+                #expect(!status.stdout.contains(password))
+            }
+        }
+        // The password is in ~/.pgpass only: not in the library (its settings, its logs) nor the config.
+        for cli in [a, b] {
+            for folder in [cli.library, cli.scratch.appendingPathComponent("config")] {
+                for path in FileManager.default.subpaths(atPath: folder.path) ?? [] {
+                    let bytes = FileManager.default.contents(atPath: folder.appendingPathComponent(path).path) ?? Data()
+                    #expect(bytes.range(of: Data(password.utf8)) == nil, "\(path) holds the password")
+                }
+            }
+        }
+        #expect(FileManager.default.fileExists(atPath: a.library.appendingPathComponent("logs/mount.log").path))
+    }
+
+    @Test func anAddressWithAPasswordIsRefusedAndNothingIsLinked() throws {
+        let cli = try ShelfCLI()
+        try cli.run("init", cli.library.path)
+        let server = try PostgresServer.shared()
+        let linked = try cli.run("cloud", "link", "postgres://anna:hunter2-secret@\(server.host):\(server.port)/books")
+        #expect(linked.status != 0)
+        #expect(linked.stderr.contains("~/.pgpass") && !linked.stderr.contains("hunter2"), "\(linked)")
+        #expect(try cli.run("cloud", "status").stderr.contains("not linked"))
+    }
+}
