@@ -64,6 +64,12 @@ let package = Package(
         ]),
         /// Micro-benchmarks behind scripts/bench-core (codec speed); not part of the test suite.
         .executableTarget(name: "shelf-bench", dependencies: ["ShelfModel", "ShelfMarkdown"]),
+        /// The sync load behind scripts/bench-sync-load (many devices, one cloud); not part of the test suite.
+        .executableTarget(name: "shelf-load", dependencies: [
+            "ShelfModel", "ShelfStore", "ShelfSync", "TestSupport",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
 
         .testTarget(name: "ShelfMarkdownTests", dependencies: [
             "ShelfModel", "ShelfMarkdown",

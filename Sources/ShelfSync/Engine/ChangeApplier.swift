@@ -99,9 +99,10 @@ struct ChangeApplier {
     }
 
     /// The losing side of an unmergeable pair, as the conflict copy every device makes alike:
-    /// its id derives from both changes, so no device makes a second one.
+    /// its id derives from the losing change alone (``asideID(of:)``), so no device makes a
+    /// second one, whichever change it lost to here.
     private func keepDerivedConflictCopy(of older: CloudChange, against newer: CloudChange) throws {
-        let copyID = Self.derivedItemID(older.id + "|" + newer.id)
+        let copyID = Self.asideID(of: older)
         guard try writer.storedItem(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
         let copy = try writer.saveConflictCopy(try bytes(of: older.state), id: copyID, kind: kind,
                                                beside: newer.path, time: older.time,
@@ -137,9 +138,14 @@ struct ChangeApplier {
                 case .conflict:
                     guard let kind = ItemKind(rawValue: remote.kind) else { return }
                     targetBytes = newer
-                    _ = try writer.saveConflictCopy(older, kind: kind, beside: local.path,
-                                                    time: localIsNewer ? remote.time : local.modified,
-                                                    device: deviceName(localIsNewer ? remote.device : device))
+                    // Every device whose own edit beats `remote` keeps it aside: the copy's id
+                    // derives from the change, so they all make one item, not one each.
+                    let copyID = localIsNewer ? Self.asideID(of: remote) : ItemID.generate()
+                    if try writer.storedItem(id: copyID) == nil {
+                        _ = try writer.saveConflictCopy(older, id: copyID, kind: kind, beside: local.path,
+                                                        time: localIsNewer ? remote.time : local.modified,
+                                                        device: deviceName(localIsNewer ? remote.device : device))
+                    }
                 }
             }
             target.hash = ContentHash(of: targetBytes)
@@ -255,6 +261,9 @@ struct ChangeApplier {
     }
 
     /// An item id every device derives alike from `seed` (UUID-shaped, from its SHA-256).
+    /// The id of the conflict copy that keeps `change`'s content aside once it lost.
+    static func asideID(of change: CloudChange) -> ItemID { derivedItemID("aside|" + change.id) }
+
     static func derivedItemID(_ seed: String) -> ItemID {
         let hex = ContentHash(of: Data(seed.utf8)).rawValue.prefix(32)
         let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4),

@@ -151,38 +151,70 @@ public final class SyncEngine: Sendable {
             let (batches, _) = try cloud.batches(after: cursor, limit: Self.pullLimit)
             guard !batches.isEmpty else { return applied }
             for batch in batches {
-                cursor[batch.device] = batch.number
-                let encodedCursor = try CloudCoding.encoder.encode(cursor)
-                var plainChanges: [String] = []
-                applied += try store.write(as: ChangeOrigin(.sync, device: deviceName(batch.device))) { writer in
-                    var count = 0
-                    if batch.device != link.device {
-                        let applier = applier(writer, link)
-                        let plain = PlainFileSync(root: store.plainFilesFolder)
-                        for change in batch.changes {
-                            if PlainFileSync.isPlain(change) {
-                                if try plain.apply(change, with: writer, device: link.device, content: cloud.content,
-                                                   deviceName: deviceName) {
-                                    plainChanges.append(change.path)
-                                }
-                                count += 1
-                            } else if try isBusy(change.itemID) || writer.hasDeferredChanges(of: change.itemID) {
-                                try writer.deferChange(try CloudCoding.encoder.encode(change), of: change.itemID)
-                            } else {
-                                try applier.apply(change)
-                                count += 1
-                            }
-                        }
-                    }
-                    guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
-                    current.cursor = encodedCursor
-                    try writer.setCloudLink(current)
-                    return count
-                }
-                let changed = plainFileChanged.withLock { $0 }
-                for path in plainChanges { changed(path) }
+                applied += try applyAfterItsBases(batch, cursor: &cursor, link: link, isBusy: isBusy)
             }
         }
+    }
+
+    /// Applies `batch` once every batch its changes were made on top of is applied: a cloud may
+    /// list one device's log before another's (a folder cloud does), and an edit met before the
+    /// edit it rebased would look concurrent with it, and merge or fork where it only follows.
+    private func applyAfterItsBases(_ batch: ChangeBatch, cursor: inout CloudCursor, link: CloudLinkState,
+                                    isBusy: (ItemID) -> Bool) throws -> Int {
+        guard batch.number > cursor[batch.device] else { return 0 }
+        var applied = 0
+        for (device, number) in Self.batchesBelow(batch) where device != batch.device && number > cursor[device] {
+            for earlier in (cursor[device] + 1)...number {
+                guard let before = try cloud.batch(of: device, number: earlier) else { break }
+                applied += try applyAfterItsBases(before, cursor: &cursor, link: link, isBusy: isBusy)
+            }
+        }
+        cursor[batch.device] = batch.number
+        return applied + (try apply(batch, cursor: cursor, link: link, isBusy: isBusy))
+    }
+
+    /// The batches (device, number) that pushed the changes `batch`'s changes were based on,
+    /// read from their ids (`DEVICE-BATCH-INDEX`, joined by `~` in a derived merge's id).
+    static func batchesBelow(_ batch: ChangeBatch) -> [(DeviceID, Int64)] {
+        batch.changes.compactMap(\.base).flatMap { $0.split(separator: "~") }.compactMap { id in
+            let parts = id.split(separator: "-", omittingEmptySubsequences: false)
+            guard parts.count >= 3, let number = Int64(parts[parts.count - 2]), Int(parts[parts.count - 1]) != nil else { return nil }
+            return (parts.dropLast(2).joined(separator: "-"), number)
+        }
+    }
+
+    /// Applies one batch and moves the cursor past it, in one transaction.
+    private func apply(_ batch: ChangeBatch, cursor: CloudCursor, link: CloudLinkState, isBusy: (ItemID) -> Bool) throws -> Int {
+        let encodedCursor = try CloudCoding.encoder.encode(cursor)
+        var plainChanges: [String] = []
+        let applied = try store.write(as: ChangeOrigin(.sync, device: deviceName(batch.device))) { writer in
+            var count = 0
+            if batch.device != link.device {
+                let applier = applier(writer, link)
+                let plain = PlainFileSync(root: store.plainFilesFolder)
+                for change in batch.changes {
+                    if PlainFileSync.isPlain(change) {
+                        if try plain.apply(change, with: writer, device: link.device, content: cloud.content,
+                                           deviceName: deviceName) {
+                            plainChanges.append(change.path)
+                        }
+                        count += 1
+                    } else if try isBusy(change.itemID) || writer.hasDeferredChanges(of: change.itemID) {
+                        try writer.deferChange(try CloudCoding.encoder.encode(change), of: change.itemID)
+                    } else {
+                        try applier.apply(change)
+                        count += 1
+                    }
+                }
+            }
+            guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
+            current.cursor = encodedCursor
+            try writer.setCloudLink(current)
+            return count
+        }
+        let changed = plainFileChanged.withLock { $0 }
+        for path in plainChanges { changed(path) }
+        return applied
     }
 
     /// A device that has read nothing yet starts from the newest snapshot instead of every log
@@ -251,8 +283,12 @@ public final class SyncEngine: Sendable {
                     guard let local = try ItemState.stored(id, in: writer) else { return nil }
                     let synced = try writer.syncedCloudChange(of: id)
                     guard local.state.needsPush(since: synced) else { return nil }
+                    // An edit is as new as its file, as in Syncthing: that time survives rebases
+                    // onto others' edits, so newest-wins compares when files were written, not
+                    // when devices happened to sync.
+                    let time = local.state.operation == .put ? local.state.modified : times[id] ?? Date()
                     let change = CloudChange(id: "\(link.device)-\(number)-\(ids.firstIndex(of: id)!)", item: id,
-                                             base: synced?.id, device: link.device, time: times[id] ?? Date(),
+                                             base: synced?.id, device: link.device, time: time,
                                              state: local.state, title: local.title)
                     return (change, local.state.operation == .put ? local.content : nil)
                 }
