@@ -20,7 +20,7 @@ enum PassageMerge {
             byText[text] = byText[text] ?? position
         }
         passages.indices.forEach(index)
-        for passage in incoming {
+        for passage in incoming.map({ $0.withUnixLineBreaks() }) {
             if let position = byKey[passage.key] ?? byText[matchText(text: passage.text, note: passage.note)] {
                 let before = passages[position]
                 passages[position].absorb(passage)

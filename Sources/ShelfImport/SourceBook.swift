@@ -58,6 +58,19 @@ struct SourcePassage: Sendable {
     var tags: [String] = []
     var color: String?
     var dateAdded: CalendarDate?
+
+    /// The passage with `\r\n` and `\r` in its text, note and chapter as `\n`: a passage is
+    /// written one `> ` line per line, and a CR would stay inside a line (CSV cells keep CRLF).
+    func withUnixLineBreaks() -> SourcePassage {
+        func unix(_ text: String) -> String {
+            text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        }
+        var passage = self
+        passage.text = unix(text)
+        passage.note = note.map(unix)
+        passage.chapter = chapter.map(unix)
+        return passage
+    }
 }
 
 /// What a reader found in its source: the books, and what it skipped.

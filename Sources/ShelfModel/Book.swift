@@ -182,6 +182,20 @@ public struct Book: Hashable, Codable, Sendable {
     }
 }
 
+extension Book {
+    /// Takes from `stored` what the book's file does not show — each passage's colour and
+    /// sources, matched by passage id — so saving the rendered file keeps them.
+    public mutating func keepUnrenderedFields(of stored: Book) {
+        guard stored.passages.contains(where: { $0.color != nil || !$0.sources.isEmpty }) else { return }
+        let storedPassages = Dictionary(stored.passages.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        for index in passages.indices {
+            guard let old = storedPassages[passages[index].id] else { continue }
+            passages[index].color = old.color
+            passages[index].sources = old.sources
+        }
+    }
+}
+
 extension String {
     fileprivate func leftPadded(to width: Int) -> String {
         count >= width ? self : String(repeating: "0", count: width - count) + self

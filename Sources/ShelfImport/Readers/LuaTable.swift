@@ -109,6 +109,7 @@ struct LuaTableParser {
         var nextIndex = 1
         while true {
             skipTrivia()
+            guard current != nil else { throw error("the table is not closed: a `}` is missing at the end") }
             if current == UInt8(ascii: "}") {
                 position += 1
                 return table
@@ -161,7 +162,7 @@ struct LuaTableParser {
             position += 1
         }
         let text = String(decoding: bytes[start..<position], as: UTF8.self)
-        let hex = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16).map(Double.init)
+        let hex = text.hasPrefix("0x") ? UInt64(text.dropFirst(2), radix: 16).map { Double($0) }
             : text.hasPrefix("-0x") ? UInt64(text.dropFirst(3), radix: 16).map { -Double($0) } : nil
         guard let value = hex ?? Double(text), text.lowercased() != "nan", !text.lowercased().contains("inf") else {
             position = start
