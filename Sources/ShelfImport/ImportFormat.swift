@@ -23,6 +23,8 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     case koreader
     /// Readwise's CSV export of highlights.
     case readwise
+    /// A Calibre library (its folder, or its `metadata.db`).
+    case calibre
 
     /// Where a file of this format comes from, for messages about a file that is not one.
     var sourceHint: String {
@@ -30,6 +32,7 @@ public enum ImportFormat: String, CaseIterable, Sendable {
         case .kobo: "import .kobo/KoboReader.sqlite from the e-reader, or the e-reader's folder"
         case .koreader: "import a folder of KOReader's .sdr sidecar folders, one metadata.*.lua file, or a JSON file from KOReader's highlight exporter"
         case .readwise: "export it at readwise.io/export (Export to CSV)"
+        case .calibre: "import the Calibre library folder (the one holding metadata.db)"
         default: "drop --format to let the file be recognised"
         }
     }

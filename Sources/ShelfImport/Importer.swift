@@ -115,12 +115,13 @@ public struct Importer: Sendable {
     }
 
     /// The formats `HighlightImport` applies, each read by its own reader.
-    private static let highlightFormats: Set<ImportFormat> = [.kobo, .koreader, .readwise]
+    private static let highlightFormats: Set<ImportFormat> = [.kobo, .koreader, .readwise, .calibre]
 
     private static func read(_ file: URL, as format: ImportFormat) throws -> SourceReading {
         switch format {
         case .kobo: try KoboReader.read(file)
         case .koreader: try KOReaderReader.read(file)
+        case .calibre: try CalibreReader.read(file)
         default: try ReadwiseReader.read(file)
         }
     }

@@ -13,9 +13,13 @@ struct SourceBook: Sendable {
     var status: ReadingStatus?
     var currentPage: Int?
     var totalPages: Int?
+    /// 0.5 to 5.
+    var rating: Double?
     var tags: [String] = []
     /// What the source says that has no field, as frontmatter properties.
     var properties: [Property] = []
+    /// A description in Markdown, for the book's free text when it has none.
+    var description: String?
     var passages: [SourcePassage] = []
     /// Where the source describes the book, for problem reports.
     var origin: ImportProblem
@@ -39,8 +43,10 @@ struct SourceBook: Sendable {
         if let status { book.status = status }
         if let currentPage { book.currentPage = currentPage }
         if let totalPages { book.totalPages = totalPages }
+        if let rating { book.rating = rating }
         book.tags += tags.filter { !book.tags.contains($0) }
         book.setProperties(properties)
+        if book.introduction.isEmpty, let description { book.introduction = description + "\n\n" }
         return book
     }
 }

@@ -5,11 +5,9 @@ import ShelfModel
 /// Reads a Kobo e-reader's `.kobo/KoboReader.sqlite`: books from `content` (ContentType 6:
 /// title, author, ISBN, read status, percent read), highlights and notes from `Bookmark`.
 ///
-/// The database is opened read-only and copied first with SQLite's backup API, which reads it
-/// consistently with its write-ahead log and never writes or locks it for long — a Kobo's
-/// database on a mounted e-reader is the device's, not ours. (`immutable=1` would skip the
-/// log and could read a live database torn.) Firmware versions differ in columns: a missing
-/// optional column is left out with the reason in the summary; the others are read.
+/// The database is read from a `SQLiteSnapshot`, never in place. Firmware versions differ in
+/// columns: a missing optional column is left out with the reason in the summary; the others
+/// are read.
 enum KoboReader {
     static let databaseName = "KoboReader.sqlite"
 
@@ -22,15 +20,13 @@ enum KoboReader {
     static func read(_ url: URL) throws -> SourceReading {
         let file = MarkdownFolderImport.isFolder(url) ? try database(in: url).orThrow(
             ImportError.notFormat(path: url.path, format: .kobo, reason: "the folder has no .kobo/\(databaseName)")) : url
-        guard FileManager.default.fileExists(atPath: file.path) else { throw ImportError.fileMissing(path: file.path) }
-        let copy = try snapshot(of: file)
-        return try copy.read { db in
+        return try SQLiteSnapshot.copy(of: file, format: .kobo).read { db in
             let columns = try KoboColumns(db, path: file.path)
             var reading = SourceReading(omissions: columns.omissions)
             var books: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT \(columns.contentSelect) FROM content WHERE ContentType = 6 ORDER BY rowid") {
-                let id: String = row["ContentID"]
-                guard let title = (row["Title"] as String?)?.trimmed(), !title.isEmpty else {
+                let id = row.text("ContentID") ?? ""
+                guard let title = row.text("Title")?.trimmed(), !title.isEmpty else {
                     reading.problems.append(ImportProblem(line: 0, message: "content \(id) has no Title and was skipped"))
                     continue
                 }
@@ -39,60 +35,44 @@ enum KoboReader {
             }
             let chapters = try columns.chapterTitles(db)
             for row in try Row.fetchAll(db, sql: "SELECT \(columns.bookmarkSelect) FROM Bookmark ORDER BY rowid") {
-                let id: String = row["BookmarkID"]
-                guard let index = books[row["VolumeID"] ?? ""] else {
-                    reading.problems.append(ImportProblem(line: 0, message: "bookmark \(id) belongs to no book in content (VolumeID \(row["VolumeID"] ?? "none")) and was skipped"))
+                let id = row.text("BookmarkID") ?? ""
+                guard let index = books[row.text("VolumeID") ?? ""] else {
+                    reading.problems.append(ImportProblem(line: 0, message: "bookmark \(id) belongs to no book in content (VolumeID \(row.text("VolumeID") ?? "none")) and was skipped"))
                     continue
                 }
-                let text = (row["Text"] as String?)?.trimmed() ?? ""
-                let note = (row["Annotation"] as String?)?.trimmed()
-                guard !text.isEmpty || !(note ?? "").isEmpty, (row["Type"] as String?) != "dogear" else {
+                let text = row.text("Text")?.trimmed() ?? ""
+                let note = row.text("Annotation")?.trimmed()
+                guard !text.isEmpty || !(note ?? "").isEmpty, row.text("Type") != "dogear" else {
                     reading.bookmarks += 1
                     continue
                 }
                 reading.books[index].passages.append(SourcePassage(
                     key: "kobo:" + id, text: text, note: note?.isEmpty == false ? note : nil,
-                    chapter: (row["ContentID"] as String?).flatMap { chapters[$0] },
-                    color: (row["Color"] as Int?).flatMap(color), dateAdded: (row["DateCreated"] as String?).flatMap(CalendarDate.init(parsing:))))
+                    chapter: row.text("ContentID").flatMap { chapters[$0] },
+                    color: row.integer("Color").flatMap(color), dateAdded: row.text("DateCreated").flatMap(CalendarDate.init(parsing:))))
             }
             return reading
         }
     }
 
-    /// An in-memory copy of the database at `file`, made by SQLite's online backup.
-    private static func snapshot(of file: URL) throws -> DatabaseQueue {
-        do {
-            var configuration = Configuration()
-            configuration.readonly = true
-            let source = try DatabaseQueue(path: file.path, configuration: configuration)
-            let copy = try DatabaseQueue()
-            try source.backup(to: copy)
-            try source.close()
-            return copy
-        } catch let error as DatabaseError {
-            let reason = error.resultCode == .SQLITE_NOTADB ? "it is not an SQLite database" : "SQLite cannot read it (\(error.message ?? "\(error.resultCode)"))"
-            throw ImportError.notFormat(path: file.path, format: .kobo, reason: reason)
-        }
-    }
-
     private static func book(from row: Row, id: String, title: String) -> SourceBook {
         var book = SourceBook(title: title, ownID: "kobo:" + id, origin: ImportProblem(line: 0, message: ""))
-        if let author = (row["Attribution"] as String?)?.trimmed(), !author.isEmpty { book.authors = [author] }
-        book.isbn = (row["ISBN"] as String?).flatMap(CellValues.isbn)
-        switch row["ReadStatus"] as Int? {
+        if let author = row.text("Attribution")?.trimmed(), !author.isEmpty { book.authors = [author] }
+        book.isbn = row.text("ISBN").flatMap(CellValues.isbn)
+        switch row.integer("ReadStatus") {
         case 1: book.status = .reading
         case 2: book.status = .read
         default: break
         }
-        if let percent = row["___PercentRead"] as Int?, percent > 0 {
-            if let pages = row["___NumPages"] as Int?, pages > 0 {
+        if let percent = row.integer("___PercentRead"), percent > 0 {
+            if let pages = row.integer("___NumPages"), pages > 0 {
                 book.totalPages = pages
                 book.currentPage = pages * percent / 100
             } else {
                 book.properties.append(Property(key: "progress_percent", value: .int(percent)))
             }
         }
-        if let publisher = (row["Publisher"] as String?)?.trimmed(), !publisher.isEmpty {
+        if let publisher = row.text("Publisher")?.trimmed(), !publisher.isEmpty {
             book.properties.append(Property(key: "publisher", value: .string(publisher)))
         }
         return book
@@ -123,11 +103,8 @@ private struct KoboColumns {
     var omissions: [String] = []
 
     init(_ db: Database, path: String) throws {
-        func columns(_ table: String) throws -> Set<String> {
-            Set(try Row.fetchAll(db, sql: "PRAGMA table_info(\(table))").map { $0["name"] as String })
-        }
-        let content = try columns("content")
-        let bookmark = try columns("Bookmark")
+        let content = try SQLiteSnapshot.columns(of: "content", in: db)
+        let bookmark = try SQLiteSnapshot.columns(of: "Bookmark", in: db)
         for (table, have, required) in [("content", content, Self.requiredContent), ("Bookmark", bookmark, Self.requiredBookmark)] {
             let missing = required.filter { !have.contains($0) }
             guard missing.isEmpty else {
@@ -157,7 +134,8 @@ private struct KoboColumns {
     func chapterTitles(_ db: Database) throws -> [String: String] {
         guard hasChapters else { return [:] }
         let rows = try Row.fetchAll(db, sql: "SELECT ContentID, Title FROM content WHERE ContentType <> 6 AND Title <> ''")
-        return Dictionary(rows.map { ($0["ContentID"] as String, $0["Title"] as String) }, uniquingKeysWith: { first, _ in first })
+        return Dictionary(rows.compactMap { row in row.text("ContentID").flatMap { id in row.text("Title").map { (id, $0) } } },
+                          uniquingKeysWith: { first, _ in first })
     }
 }
 
