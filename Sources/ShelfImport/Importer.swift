@@ -3,7 +3,8 @@ import ShelfModel
 import ShelfStore
 
 /// What an import did. For CSV files the counts are rows (books); for Kindle clippings they
-/// are passages, and `skipped` includes bookmarks, which Shelf does not keep.
+/// are passages; for the highlight sources (Kobo, KOReader, Readwise, Calibre) books and
+/// passages together. `skipped` includes bookmarks, which Shelf does not keep.
 public struct ImportSummary: Hashable, Sendable, CustomStringConvertible {
     /// The format the file was read as (detected when none was given).
     public var format: ImportFormat
@@ -56,14 +57,18 @@ public struct Importer: Sendable {
     /// all (nothing is written then); bad rows are skipped and listed in the summary.
     public func importFile(_ file: URL, into store: LibraryStore,
                            progress: (ImportProgress) -> Void = { _ in }) throws -> ImportSummary {
-        if format == .markdown || (format == nil && MarkdownFolderImport.isFolder(file) && HighlightSourceDetector.format(of: file) == nil) {
+        let highlightFormat: ImportFormat? = if let format {
+            Self.highlightFormats.contains(format) ? format : nil
+        } else {
+            HighlightSourceDetector.format(of: file)
+        }
+        if format == .markdown || (highlightFormat == nil && MarkdownFolderImport.isFolder(file)) {
             if let assignment = columnMap.assignments.first {
                 throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "Markdown files have no columns to map")
             }
             return try MarkdownFolderImport.run(folder: file, into: store, progress: progress)
         }
-        if let highlightFormat = format.map({ Self.highlightFormats.contains($0) ? $0 : nil })
-            ?? HighlightSourceDetector.format(of: file) {
+        if let highlightFormat {
             if let assignment = columnMap.assignments.first {
                 throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "\(highlightFormat.rawValue) imports have no columns to map")
             }

@@ -69,11 +69,12 @@ public struct Passage: Hashable, Codable, Sendable {
     }
 
     /// The tags of a `a, b` list or a source's comma-separated tag cell: split at commas and
-    /// line breaks, trimmed, empty ones dropped, each once.
+    /// line breaks, trimmed, empty ones dropped, each once. Split by scalar, not by character:
+    /// a character such as U+0600 joins the comma after it into one grapheme.
     public static func tags(from list: String) -> [String] {
         var tags: [String] = []
-        for piece in list.split(whereSeparator: { $0 == "," || $0.isNewline }) {
-            let tag = piece.trimmingCharacters(in: .whitespaces)
+        for piece in list.unicodeScalars.split(whereSeparator: { $0 == "," || $0 == "\n" || $0 == "\r" }) {
+            let tag = String(String.UnicodeScalarView(piece)).trimmingCharacters(in: .whitespaces)
             if !tag.isEmpty, !tags.contains(tag) { tags.append(tag) }
         }
         return tags

@@ -63,13 +63,14 @@ private struct KoboDevice {
     }
 
     func addBookmark(_ id: String, book: String, chapter: String = "", text: String?, note: String? = nil,
-                     type: String = "highlight", color: Int? = nil) throws {
+                     type: String = "highlight", color: Int? = nil, progress: Double = 0) throws {
         try database.write { db in
             let columns = try db.columns(in: "Bookmark").map(\.name)
             var values: [String: (any DatabaseValueConvertible)?] = [
                 "BookmarkID": id, "VolumeID": book, "ContentID": chapter, "StartContainerPath": "span#kobo.1.1",
                 "StartContainerChildIndex": 0, "StartOffset": 0, "EndContainerPath": "span#kobo.1.2", "EndContainerChildIndex": 0,
                 "EndOffset": 4, "Text": text, "Annotation": note, "DateCreated": "2025-11-03T21:14:05.000", "Type": type, "Color": color,
+                "ChapterProgress": progress,
             ]
             values = values.filter { columns.contains($0.key) }
             try db.execute(sql: "INSERT INTO Bookmark (\(values.keys.joined(separator: ", "))) VALUES (\(values.map { _ in "?" }.joined(separator: ", ")))",
@@ -94,7 +95,7 @@ private struct KoboDevice {
         try kobo.addBook(Self.pragmatic, title: "The Pragmatic Programmer", author: "Andrew Hunt, David Thomas", readStatus: 2, percent: 100)
         try kobo.addChapter(Self.dune + "#(3)OEBPS/ch1.xhtml", title: "Book One: Dune")
         try kobo.addBookmark("b1", book: Self.dune, chapter: Self.dune + "#(3)OEBPS/ch1.xhtml", text: "I must not fear.\n Fear is the mind-killer.",
-                             note: "The litany.", color: 1)
+                             note: "The litany.", color: 1, progress: 0.253)
         try kobo.addBookmark("b2", book: Self.dune, text: "«Muad’Dib» — ein Name, 名前.")
         try kobo.addBookmark("b3", book: Self.dune, text: "", note: "Reread the dinner scene.", type: "note")
         try kobo.addBookmark("b4", book: Self.dune, text: nil, type: "dogear")
@@ -120,6 +121,10 @@ private struct KoboDevice {
         #expect(dune.passages.map(\.text) == ["I must not fear.\n Fear is the mind-killer.", "«Muad’Dib» — ein Name, 名前.", ""])
         #expect(dune.passages.map(\.note) == ["The litany.", nil, "Reread the dinner scene."])
         #expect(dune.passages[0].chapter == "Book One: Dune" && dune.passages[0].color == "pink")
+        #expect(dune.passages.map(\.location) == ["25% of chapter", "0% of chapter", "0% of chapter"])
+        let file = try #require(try store.record(id: dune.id)).text
+        #expect(file.contains("### Location 25% of chapter\n> I must not fear.\n>  Fear is the mind-killer. ^"))
+        #expect(file.contains("**Chapter**: Book One: Dune\n**Note**: The litany.\n"))
         #expect(dune.passages[0].dateAdded == CalendarDate(year: 2025, month: 11, day: 3))
         #expect(dune.passages.map { $0.sources.map(\.key) } == [["kobo:b1"], ["kobo:b2"], ["kobo:b3"]])
         let pragmatic = try #require(books["The Pragmatic Programmer"])

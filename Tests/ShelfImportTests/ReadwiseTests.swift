@@ -50,6 +50,14 @@ import ShelfStore
         #expect(try store.lastSequence() == sequence)
     }
 
+    @Test func anExplicitFormatWinsOverDetection() throws {
+        let temporary = try TemporaryFolder()
+        let store = try makeLibrary(temporary)
+        let summary = try Importer(format: .csv).importFile(fixture("readwise_export.csv"), into: store)
+        #expect(summary.format == .csv)
+        #expect(try store.booksByTitle()["Dune"]?.passages.isEmpty == true, "as a plain CSV, rows are books")
+    }
+
     @Test func aCSVWithoutReadwisesColumnsIsRefused() throws {
         let temporary = try TemporaryFolder()
         let store = try makeLibrary(temporary)

@@ -204,6 +204,8 @@ import Testing
               case .book(let handBook) = hand.item else { Issue.record("did not parse"); return }
         #expect(handBook.passages.first?.tags == ["a", "b", "c"])
         #expect(handBook.passages.first?.chapter == "Part\nOne")
+        // U+0600 joins the comma after it into one character; the list still splits there.
+        #expect(Passage.tags(from: ["{", "\u{0600}", "x"].joined(separator: ", ")) == ["{", "\u{0600}", "x"])
     }
 
     @Test func canonicalBookMatchesTheDesignExample() {

@@ -170,10 +170,10 @@ enum KOReaderReader {
         var reading = SourceReading()
         for (number, document) in documents.enumerated() {
             guard let title = nonEmpty(document["title"] as? String), let entries = document["entries"] as? [[String: Any]] else {
-                reading.problems.append(ImportProblem(line: 1, message: "document \(number + 1) has no title or no entries and was skipped"))
+                reading.problems.append(ImportProblem(line: 0, message: "document \(number + 1) has no title or no entries and was skipped"))
                 continue
             }
-            var book = SourceBook(title: title, origin: ImportProblem(line: 1, message: ""))
+            var book = SourceBook(title: title, origin: ImportProblem(line: 0, message: ""))
             book.authors = ((document["author"] as? String) ?? "").split(whereSeparator: \.isNewline)
                 .map { $0.trimmed() }.filter { !$0.isEmpty }
             for entry in entries {

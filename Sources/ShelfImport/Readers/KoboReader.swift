@@ -48,6 +48,7 @@ enum KoboReader {
                 }
                 reading.books[index].passages.append(SourcePassage(
                     key: "kobo:" + id, text: text, note: note?.isEmpty == false ? note : nil,
+                    location: row.real("ChapterProgress").map { "\(Int(($0 * 100).rounded()))% of chapter" },
                     chapter: row.text("ContentID").flatMap { chapters[$0] },
                     color: row.integer("Color").flatMap(color), dateAdded: row.text("DateCreated").flatMap(CalendarDate.init(parsing:))))
             }
@@ -80,7 +81,8 @@ enum KoboReader {
 
     /// The highlight colours of newer firmware, by number.
     private static func color(_ number: Int) -> String? {
-        ["yellow", "pink", "blue", "green"].indices.contains(number) ? ["yellow", "pink", "blue", "green"][number] : nil
+        let colors = ["yellow", "pink", "blue", "green"]
+        return colors.indices.contains(number) ? colors[number] : nil
     }
 }
 
@@ -94,7 +96,8 @@ private struct KoboColumns {
     ]
     private static let requiredBookmark = ["BookmarkID", "VolumeID", "Text"]
     private static let optionalBookmark: KeyValuePairs = [
-        "Annotation": "notes", "ContentID": "chapters", "DateCreated": "dates", "Type": "bookmark types", "Color": "colours",
+        "Annotation": "notes", "ContentID": "chapters", "ChapterProgress": "positions in the chapter", "DateCreated": "dates",
+        "Type": "bookmark types", "Color": "colours",
     ]
 
     let contentSelect: String
