@@ -6,6 +6,7 @@ import ShelfStore
 struct BookMatch {
     var title: String
     var author: String?
+    /// Looked up before title and author.
     var isbn: String?
     /// The key that finds the book again on the next import of the same source.
     var sourceID: String
