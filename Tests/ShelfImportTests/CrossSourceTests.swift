@@ -28,6 +28,39 @@ import ShelfStore
         #expect(dune.passages.count == 4, "two from Readwise, two more from KOReader")
     }
 
+    @Test func aCatalogueAndFourHighlightSourcesGiveOneFilePerBookThatPythonFrontmatterReads() throws {
+        let temporary = try TemporaryFolder()
+        let store = try makeLibrary(temporary)
+        let kobo = try KoboDevice(in: temporary)
+        try kobo.addBook("file:///mnt/onboard/Dune.epub", title: "Dune", author: "Frank Herbert", isbn: "0441013597")
+        try kobo.addBookmark("b1", book: "file:///mnt/onboard/Dune.epub", text: "I must not fear.\nFear is the mind-killer.")
+        for source in [fixture("goodreads_library_export.csv"), fixture("readwise_export.csv"), fixture("koreader"),
+                       fixture("calibre"), kobo.folder] {
+            _ = try Importer().importFile(source, into: store)
+        }
+        let dunes = try store.booksByTitle().values.filter { $0.title.hasPrefix("Dune") }
+        #expect(dunes.map(\.title) == ["Dune (Dune Chronicles #1)"], "one file for Dune")
+        let dune = try #require(dunes.first)
+        let litany = dune.passages.filter { HighlightText.normalized($0.text) == "I must not fear. Fear is the mind-killer." }
+        #expect(litany.count == 1)
+        #expect(litany.first?.sources.map { String($0.key.prefix { $0 != ":" }) } == ["readwise", "koreader", "calibre", "kobo"])
+
+        let export = temporary.url.appendingPathComponent("export")
+        _ = try Exporter.export(store, to: export)
+        let script = """
+            import frontmatter, pathlib, sys
+            books = sorted(pathlib.Path("Books").rglob("*.md"))
+            for path in books:
+                post = frontmatter.load(path)
+                assert post.metadata.get("title"), path
+                assert "## Passages" in post.content, path
+            print(len(books))
+            """
+        let result = try CommandRunner.run("python3", ["-c", script], in: export.path, timeout: .seconds(60))
+        #expect(result.succeeded, "\(result)")
+        #expect(Int(result.stdout.trimmed()) == (try store.summaries(kind: .book).count))
+    }
+
     @Test func normalisedTextIgnoresQuotesAndSpacing() {
         #expect(HighlightText.normalized("“The spice”  must\nflow.") == HighlightText.normalized("\"The spice\" must flow."))
         #expect(HighlightText.normalized("it’s café") == HighlightText.normalized("it's cafe\u{301}"))

@@ -8,7 +8,7 @@ import ShelfStore
 
 /// A Kobo database built from the schema the firmware writes (the columns Shelf reads, among
 /// others it ignores), in WAL mode as on the device.
-private struct KoboDevice {
+struct KoboDevice {
     let folder: URL
     let database: DatabaseQueue
     var file: URL { folder.appendingPathComponent(".kobo/KoboReader.sqlite") }
