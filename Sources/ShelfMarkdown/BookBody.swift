@@ -58,7 +58,10 @@ enum BookBody {
         var index = document.bodyStart
         while index < lines.count, lines[index].isBlank { index += 1 }
         if index < lines.count, lines[index].isLevelOneHeading {
-            content.headingTitle = lines[index].dropping(bytes: 1).trimmingSpacesAndTabs().string
+            // A leading U+FEFF cannot survive as the `title:` it becomes (YAML readers drop it).
+            var heading = lines[index].dropping(bytes: 1).trimmingSpacesAndTabs().string
+            if heading.unicodeScalars.first == "\u{FEFF}" { heading.unicodeScalars.removeFirst() }
+            content.headingTitle = heading
             index += 1
             if index < lines.count, lines[index].isEmpty { index += 1 }
         } else {

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import TestSupport
 import Testing
 import ShelfModel
@@ -55,6 +56,28 @@ import ShelfStore
         #expect(dune.passages.count == 1)
         #expect(dune.passages.first?.sources.map { $0.key.prefix(while: { $0 != ":" }) } == ["calibre", "koreader"])
         #expect(dune.passages.first?.page == 42, "what the first source lacked, the second fills")
+    }
+
+    @Test func aLibraryWithoutSomeTablesImportsWhatItHas() throws {
+        let temporary = try TemporaryFolder()
+        let store = try makeLibrary(temporary)
+        let library = temporary.url.appendingPathComponent("Old Calibre Library")
+        try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
+        try DatabaseQueue(path: library.appendingPathComponent("metadata.db").path).write { db in
+            try db.execute(sql: """
+                CREATE TABLE books (id INTEGER PRIMARY KEY, title TEXT, uuid TEXT, path TEXT, pubdate TIMESTAMP, series_index REAL);
+                CREATE TABLE authors (id INTEGER PRIMARY KEY, name TEXT);
+                CREATE TABLE books_authors_link (id INTEGER PRIMARY KEY, book INTEGER, author INTEGER);
+                INSERT INTO books VALUES (1, 'Walden', 'u-1', 'Henry David Thoreau/Walden (1)', NULL, 1.0);
+                INSERT INTO authors VALUES (1, 'Henry David Thoreau');
+                INSERT INTO books_authors_link VALUES (1, 1, 1);
+                """)
+        }
+        let summary = try Importer().importFile(library, into: store)
+        #expect(summary.format == .calibre && summary.added == 1)
+        #expect(summary.omissions.contains("calibre: the library has no annotations table (Calibre before 5.0), so no highlights were imported"))
+        #expect(summary.omissions.contains("calibre: the library has no books_tags_link table (another Calibre version?), so tags were not imported"))
+        #expect(try store.booksByTitle()["Walden"]?.author == "Henry David Thoreau")
     }
 
     @Test func anotherDatabaseIsRefused() throws {

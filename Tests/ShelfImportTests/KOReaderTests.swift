@@ -66,7 +66,8 @@ import ShelfStore
         #expect(dune.passages[0].dateAdded == CalendarDate(year: 2025, month: 11, day: 3))
 
         let omens = try #require(books["Good Omens"])
-        #expect(omens.author == "Terry Pratchett, Neil Gaiman" && omens.status == .read)
+        #expect(omens.author == "Terry Pratchett, Neil Gaiman" && omens.status == .read && omens.rating == 4)
+        #expect(omens.extraProperties["review"] == .string("Funny, and kind."))
         #expect(omens.extraProperties["progress_percent"] == .int(100))
         #expect(omens.passages.map(\.text) == ["It wasn't a dark and stormy night.", "Just because it's a cliché doesn't mean it's not true.", ""])
         #expect(omens.passages.map(\.note) == [nil, "A note the reader wrote.", "Remember the ending."])

@@ -50,6 +50,22 @@ import ShelfStore
         #expect(try store.lastSequence() == sequence)
     }
 
+    @Test func missingAndUnknownColumnsAreReported() throws {
+        let temporary = try TemporaryFolder()
+        let store = try makeLibrary(temporary)
+        let file = try temporary.file("older.csv", """
+            Highlight,Book Title,Book Author,Note,Location,Highlighted at,Readwise URL
+            Simplify.,Walden,Henry David Thoreau,,12,2024-05-01 10:00:00+00:00,https://readwise.io/open/1
+
+            """)
+        let summary = try Importer().importFile(file, into: store)
+        #expect(summary.format == .readwise && summary.added == 2)
+        #expect(summary.omissions.contains("readwise: the file has no Color column (another export version?), so colours were not imported"))
+        #expect(summary.omissions.contains("readwise: the column Readwise URL is not one Shelf reads, so it was left out"))
+        #expect(!summary.omissions.contains { $0.contains("Note column") })
+        #expect(try store.booksByTitle()["Walden"]?.passages.first?.location == "12")
+    }
+
     @Test func anExplicitFormatWinsOverDetection() throws {
         let temporary = try TemporaryFolder()
         let store = try makeLibrary(temporary)

@@ -31,6 +31,7 @@ enum CalibreReader {
             }
             var reading = SourceReading()
             let lists = try CalibreLists(db)
+            reading.omissions = lists.omissions
             let customColumns = try CalibreCustomColumn.all(db)
             let hasAnnotations = try !SQLiteSnapshot.columns(of: "annotations", in: db).isEmpty
             if !hasAnnotations {
@@ -99,7 +100,8 @@ enum CalibreReader {
     }
 }
 
-/// Calibre's many-to-many tables, read once for all books.
+/// Calibre's many-to-many tables, read once for all books. A table this Calibre version lacks
+/// is left out and named in `omissions`.
 private struct CalibreLists {
     var authors: [Int64: [String]] = [:]
     var tags: [Int64: [String]] = [:]
@@ -109,8 +111,14 @@ private struct CalibreLists {
     var publishers: [Int64: String] = [:]
     var languages: [Int64: [String]] = [:]
     var comments: [Int64: String] = [:]
+    var omissions: [String] = []
 
     init(_ db: Database) throws {
+        func exists(_ table: String, holding meaning: String) throws -> Bool {
+            guard try SQLiteSnapshot.columns(of: table, in: db).isEmpty else { return true }
+            omissions.append("calibre: the library has no \(table) table (another Calibre version?), so \(meaning) were not imported")
+            return false
+        }
         func pairs(_ sql: String) throws -> [(book: Int64, value: String)] {
             try Row.fetchAll(db, sql: sql).compactMap { row in
                 row.integer("book").flatMap { book in row.text(at: 1).map { (Int64(book), $0) } }
@@ -118,7 +126,7 @@ private struct CalibreLists {
         }
         /// The values of a link table in link order, or none when this Calibre has no such table.
         func linked(_ table: String, _ column: String, valueTable: String, value: String) throws -> [Int64: [String]] {
-            guard try !SQLiteSnapshot.columns(of: table, in: db).isEmpty else { return [:] }
+            guard try exists(table, holding: valueTable) else { return [:] }
             return Dictionary(grouping: try pairs("SELECT l.book, v.\(value) FROM \(table) l JOIN \(valueTable) v ON v.id = l.\(column) ORDER BY l.id"),
                               by: \.book).mapValues { $0.map(\.value) }
         }
@@ -128,13 +136,13 @@ private struct CalibreLists {
         ratings = try linked("books_ratings_link", "rating", valueTable: "ratings", value: "rating").compactMapValues { $0.first.flatMap { Int($0) } }
         publishers = try linked("books_publishers_link", "publisher", valueTable: "publishers", value: "name").compactMapValues(\.first)
         languages = try linked("books_languages_link", "lang_code", valueTable: "languages", value: "lang_code")
-        if try !SQLiteSnapshot.columns(of: "identifiers", in: db).isEmpty {
+        if try exists("identifiers", holding: "identifiers") {
             for row in try Row.fetchAll(db, sql: "SELECT book, type, val FROM identifiers ORDER BY id") {
                 guard let book = row.integer("book"), let type = row.text("type"), let value = row.text("val") else { continue }
                 identifiers[Int64(book), default: []].append((type, value))
             }
         }
-        if try !SQLiteSnapshot.columns(of: "comments", in: db).isEmpty {
+        if try exists("comments", holding: "comments") {
             comments = Dictionary(try pairs("SELECT book, text FROM comments"), uniquingKeysWith: { first, _ in first })
         }
     }

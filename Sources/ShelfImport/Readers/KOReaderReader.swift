@@ -8,7 +8,7 @@ import ShelfModel
 /// are read: `annotations` (2024 on: text, note, chapter, pageno, datetime, pos0, color) and
 /// the older `highlight` (by page) with `bookmarks`, where a note is a bookmark's text that is
 /// not KOReader's own `Page 12 … @ date` label. A highlight's key is its position (`pos0`),
-/// else its time.
+/// else its time. The book's `summary` gives its status, star rating and review.
 enum KOReaderReader {
     static func read(_ url: URL) throws -> SourceReading {
         if MarkdownFolderImport.isFolder(url) {
@@ -72,7 +72,10 @@ enum KOReaderReader {
             .split(whereSeparator: \.isNewline).map { $0.trimmed() }.filter { !$0.isEmpty }
         book.isbn = (props?["identifiers"]?.string ?? "").split(whereSeparator: \.isNewline)
             .lazy.compactMap { CellValues.isbn(String($0.split(separator: ":").last ?? "")) }.first
-        book.status = table["summary"]?.table?["status"]?.string.flatMap(status)
+        let summary = table["summary"]?.table
+        book.status = summary?["status"]?.string.flatMap(status)
+        if let stars = summary?["rating"]?.number, (1...5).contains(stars) { book.rating = stars }
+        if let review = nonEmpty(summary?["note"]?.string) { book.properties.append(Property(key: "review", value: .string(review))) }
         if let percent = table["percent_finished"]?.number {
             if let pages = table["doc_pages"]?.int, pages > 0 {
                 book.totalPages = pages

@@ -3,7 +3,8 @@ import GRDB
 import ShelfModel
 
 /// Reads a Kobo e-reader's `.kobo/KoboReader.sqlite`: books from `content` (ContentType 6:
-/// title, author, ISBN, read status, percent read), highlights and notes from `Bookmark`.
+/// title, author, ISBN, publisher, series, description, read status, percent read),
+/// highlights and notes from `Bookmark`.
 ///
 /// The database is read from a `SQLiteSnapshot`, never in place. Firmware versions differ in
 /// columns: a missing optional column is left out with the reason in the summary; the others
@@ -73,9 +74,12 @@ enum KoboReader {
                 book.properties.append(Property(key: "progress_percent", value: .int(percent)))
             }
         }
-        if let publisher = row.text("Publisher")?.trimmed(), !publisher.isEmpty {
-            book.properties.append(Property(key: "publisher", value: .string(publisher)))
+        for (column, key) in [("Publisher", "publisher"), ("Series", "series"), ("SeriesNumber", "series_index")] {
+            if let value = row.text(column)?.trimmed(), !value.isEmpty {
+                book.properties.append(Property(key: key, value: CellValues.propertyValue(value)))
+            }
         }
+        book.description = row.text("Description").map(HTMLToMarkdown.convert).flatMap { $0.isEmpty ? nil : $0 }
         return book
     }
 
@@ -92,7 +96,8 @@ private struct KoboColumns {
     private static let requiredContent = ["ContentID", "ContentType", "Title"]
     private static let optionalContent: KeyValuePairs = [
         "Attribution": "authors", "ISBN": "ISBNs", "ReadStatus": "read status", "___PercentRead": "progress",
-        "___NumPages": "page counts", "Publisher": "publishers",
+        "___NumPages": "page counts", "Publisher": "publishers", "Series": "series", "SeriesNumber": "series numbers",
+        "Description": "descriptions",
     ]
     private static let requiredBookmark = ["BookmarkID", "VolumeID", "Text"]
     private static let optionalBookmark: KeyValuePairs = [

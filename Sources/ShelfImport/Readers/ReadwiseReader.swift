@@ -10,6 +10,11 @@ import ShelfModel
 enum ReadwiseReader {
     /// The columns that tell Readwise's export from other CSVs (lowercased).
     static let telltaleColumns: Set<String> = ["highlight", "book title", "book author", "highlighted at"]
+    /// The other columns read, with what they hold, for the summary when one is missing.
+    private static let optionalColumns: KeyValuePairs<String, String> = [
+        "note": "notes", "color": "colours", "tags": "highlight tags", "location type": "location types",
+        "location": "locations", "document tags": "book tags", "amazon book id": "Amazon book ids",
+    ]
 
     static func hasReadwiseHeader(_ text: String) -> Bool {
         guard let table = CSVTable(text: String(text.prefix { $0 != "\n" && $0 != "\r\n" })) else { return false }
@@ -26,6 +31,13 @@ enum ReadwiseReader {
         let column = Dictionary(table.header.enumerated().map { ($0.element.trimmed().lowercased(), $0.offset) },
                                 uniquingKeysWith: { first, _ in first })
         var reading = SourceReading(encoding: source.encoding)
+        for (name, meaning) in optionalColumns where column[name] == nil {
+            reading.omissions.append("readwise: the file has no \(name.capitalized) column (another export version?), so \(meaning) were not imported")
+        }
+        let known = telltaleColumns.union(optionalColumns.map(\.key))
+        for name in table.header where !known.contains(name.trimmed().lowercased()) && !name.trimmed().isEmpty {
+            reading.omissions.append("readwise: the column \(name) is not one Shelf reads, so it was left out")
+        }
         var bookIndex: [BookMatchKey: Int] = [:]
         for record in table.records {
             func cell(_ name: String) -> String? {

@@ -55,6 +55,8 @@ Neil Gaiman",
     },
     ["percent_finished"] = 1,
     ["summary"] = {
+        ["note"] = "Funny, and kind.",
+        ["rating"] = 4,
         ["status"] = "complete",
     },
 }
