@@ -122,7 +122,7 @@ struct SourceText {
             (Array("%PDF".utf8), "a PDF document"),
             ([0x50, 0x4B, 0x03, 0x04], "a ZIP archive (unzip it and import the .csv inside) or an .xlsx/.numbers spreadsheet"),
             ([0xD0, 0xCF, 0x11, 0xE0], "an Excel .xls workbook"),
-            (Array("SQLite format 3".utf8), "an SQLite database"),
+            (Array("SQLite format 3".utf8), "an SQLite database (a Kobo's or Calibre's? add --format kobo or --format calibre)"),
         ]
         if let match = magics.first(where: { data.starts(with: $0.prefix) }) { return match.kind }
         if data.isEmpty { return "an empty file" }

@@ -80,6 +80,16 @@ import ShelfStore
         #expect(try store.booksByTitle()["Walden"]?.author == "Henry David Thoreau")
     }
 
+    @Test func aDatabaseUnderAnotherNameNeedsItsFormat() throws {
+        let temporary = try TemporaryFolder()
+        let store = try makeLibrary(temporary)
+        let copy = temporary.url.appendingPathComponent("library-backup.db")
+        try FileManager.default.copyItem(at: fixture("calibre/metadata.db"), to: copy)
+        let error = #expect(throws: ImportError.self) { try Importer().importFile(copy, into: store) }
+        #expect(error?.description.contains("add --format kobo or --format calibre") == true)
+        #expect(try Importer(format: .calibre).importFile(copy, into: store).added == 7)
+    }
+
     @Test func anotherDatabaseIsRefused() throws {
         let temporary = try TemporaryFolder()
         let store = try makeLibrary(temporary)

@@ -19,8 +19,13 @@ enum KoboReader {
     }
 
     static func read(_ url: URL) throws -> SourceReading {
-        let file = MarkdownFolderImport.isFolder(url) ? try database(in: url).orThrow(
-            ImportError.notFormat(path: url.path, format: .kobo, reason: "the folder has no .kobo/\(databaseName)")) : url
+        var file = url
+        if MarkdownFolderImport.isFolder(url) {
+            guard let database = database(in: url) else {
+                throw ImportError.notFormat(path: url.path, format: .kobo, reason: "the folder has no .kobo/\(databaseName)")
+            }
+            file = database
+        }
         return try SQLiteSnapshot.copy(of: file, format: .kobo).read { db in
             let columns = try KoboColumns(db, path: file.path)
             var reading = SourceReading(omissions: columns.omissions)
@@ -144,13 +149,5 @@ private struct KoboColumns {
         let rows = try Row.fetchAll(db, sql: "SELECT ContentID, Title FROM content WHERE ContentType <> 6 AND Title <> ''")
         return Dictionary(rows.compactMap { row in row.text("ContentID").flatMap { id in row.text("Title").map { (id, $0) } } },
                           uniquingKeysWith: { first, _ in first })
-    }
-}
-
-extension Optional {
-    /// The value, or `error` thrown.
-    fileprivate func orThrow(_ error: @autoclosure () -> Error) throws -> Wrapped {
-        guard let self else { throw error() }
-        return self
     }
 }
