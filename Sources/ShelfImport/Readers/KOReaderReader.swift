@@ -8,7 +8,8 @@ import ShelfModel
 /// are read: `annotations` (2024 on: text, note, chapter, pageno, datetime, pos0, color) and
 /// the older `highlight` (by page) with `bookmarks`, where a note is a bookmark's text that is
 /// not KOReader's own `Page 12 … @ date` label. A highlight's key is its position (`pos0`),
-/// else its time. The book's `summary` gives its status, star rating and review.
+/// else its time. The book's `summary` gives its status, star rating and review; `doc_props`
+/// its title, authors, ISBN, keywords (as tags), series, language and description.
 enum KOReaderReader {
     static func read(_ url: URL) throws -> SourceReading {
         if MarkdownFolderImport.isFolder(url) {
@@ -72,6 +73,17 @@ enum KOReaderReader {
             .split(whereSeparator: \.isNewline).map { $0.trimmed() }.filter { !$0.isEmpty }
         book.isbn = (props?["identifiers"]?.string ?? "").split(whereSeparator: \.isNewline)
             .lazy.compactMap { CellValues.isbn(String($0.split(separator: ":").last ?? "")) }.first
+        book.tags = (props?["keywords"]?.string ?? "").split(whereSeparator: \.isNewline).map { $0.trimmed() }.filter { !$0.isEmpty }
+        book.description = nonEmpty(props?["description"]?.string.map(HTMLToMarkdown.convert))
+        if let series = nonEmpty(props?["series"]?.string) {
+            book.properties.append(Property(key: "series", value: .string(series)))
+            if let index = props?["series_index"]?.number {
+                book.properties.append(Property(key: "series_index", value: index == index.rounded() ? .int(Int(index)) : .double(index)))
+            }
+        }
+        if let language = nonEmpty(props?["language"]?.string) {
+            book.properties.append(Property(key: "languages", value: .list([.string(language)])))
+        }
         let summary = table["summary"]?.table
         book.status = summary?["status"]?.string.flatMap(status)
         if let stars = summary?["rating"]?.number, (1...5).contains(stars) { book.rating = stars }

@@ -44,7 +44,12 @@ Fear is the mind-killer.",
         ["identifiers"] = "uuid:0b1e6f7a-1c2d\
 calibre:17\
 isbn:9780441013593",
+        ["description"] = "<p>Set on the desert planet <b>Arrakis</b>.</p>",
+        ["keywords"] = "Science Fiction\
+Classics",
         ["language"] = "en",
+        ["series"] = "Dune Chronicles",
+        ["series_index"] = 1,
         ["title"] = "Dune",
     },
     ["percent_finished"] = 0.5,
