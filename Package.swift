@@ -43,6 +43,7 @@ let package = Package(
         .target(name: "ShelfImport", dependencies: [
             "ShelfModel", "ShelfMarkdown", "ShelfStore",
             .product(name: "CSV", package: "CSV.swift"),
+            .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         /// A library shared with other devices through a cloud copy: the cloud protocol and its
         /// backends, the sync engine, three-way merges.

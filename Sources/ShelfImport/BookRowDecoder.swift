@@ -5,7 +5,8 @@ import ShelfModel
 public struct ImportProblem: Error, Hashable, Sendable, CustomStringConvertible {
     /// In a folder import, the file's path inside the folder; nil for single-file imports.
     public var file: String?
-    /// 1-based line of the file where the row (or clipping, or problem) starts.
+    /// 1-based line of the file where the row (or clipping, or problem) starts; 0 for a source
+    /// without lines (a database), whose message names the record instead.
     public var line: Int
     public var message: String
 
@@ -15,8 +16,9 @@ public struct ImportProblem: Error, Hashable, Sendable, CustomStringConvertible 
         self.message = message
     }
 
-    /// `line 7: date_finished: "2025/13/45" is not a date (…)`, or `Books/Dune.md line 3: …`
-    public var description: String { (file.map { "\($0) " } ?? "") + "line \(line): \(message)" }
+    /// `line 7: date_finished: "2025/13/45" is not a date (…)`, `Books/Dune.md line 3: …`, or
+    /// the message alone for a record of a database.
+    public var description: String { (file.map { "\($0) " } ?? "") + (line > 0 ? "line \(line): " : "") + message }
 }
 
 /// Turns the records of one CSV file into `ImportedBook`s, by a column map resolved against

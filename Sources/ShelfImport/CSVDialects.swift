@@ -23,7 +23,7 @@ extension ImportFormat {
                 BookField.commonColumnNames[CellValues.propertyKey(forColumn: column)]
                     .map { ColumnAssignment(column: column, target: .field($0)) }
             })
-        case .kindle, .markdown:
+        case .kindle, .markdown, .kobo, .koreader, .readwise, .calibre:
             ColumnMap()
         }
     }

@@ -26,6 +26,10 @@ public enum ImportError: Error, Equatable, CustomStringConvertible {
     case notAMarkdownFolder(path: String)
     /// The export folder cannot be created or written.
     case exportFailed(path: String, reason: String)
+    /// A file given (or detected) as `format` that is not one; `reason` says what is wrong.
+    case notFormat(path: String, format: ImportFormat, reason: String)
+    /// A source file that breaks its format at `line`, so none of it can be trusted.
+    case malformed(path: String, line: Int, reason: String)
 
     public var description: String {
         switch self {
@@ -47,6 +51,10 @@ public enum ImportError: Error, Equatable, CustomStringConvertible {
             "the file has no column for \(field) (its columns are: \(available.joined(separator: ", "))). Name the column that holds it with --map 'COLUMN=\(field)'."
         case .notAMarkdownFolder(let path):
             "\(path) is not a folder of Markdown items: it has no Books/ or Notes/ folder. Import a folder written by `shelf export` (or laid out like the mount), or drop --format markdown."
+        case .notFormat(let path, let format, let reason):
+            "\(path) is not a \(format.rawValue) source: \(reason). To fix: \(format.sourceHint)."
+        case .malformed(let path, let line, let reason):
+            "\(path) line \(line): \(reason). Nothing was imported; import the file as the app wrote it, or fix that line."
         case .exportFailed(let path, let reason):
             "cannot export to \(path): \(reason). Check that the folder is writable and the disk has space."
         }

@@ -16,6 +16,26 @@ public enum ImportFormat: String, CaseIterable, Sendable {
     /// A folder laid out like the mount or an export (`Books/…md`, `Notes/…md`): a backup, an
     /// export from another library, a vault copied from another machine.
     case markdown
+    /// A Kobo e-reader's `.kobo/KoboReader.sqlite` (or the device folder holding it).
+    case kobo
+    /// KOReader's `*.sdr/metadata.*.lua` sidecars (a folder of them, or one), or its JSON
+    /// highlight export.
+    case koreader
+    /// Readwise's CSV export of highlights.
+    case readwise
+    /// A Calibre library (its folder, or its `metadata.db`).
+    case calibre
+
+    /// Where a file of this format comes from, for messages about a file that is not one.
+    var sourceHint: String {
+        switch self {
+        case .kobo: "import .kobo/KoboReader.sqlite from the e-reader, or the e-reader's folder"
+        case .koreader: "import a folder of KOReader's .sdr sidecar folders, one metadata.*.lua file, or a JSON file from KOReader's highlight exporter"
+        case .readwise: "export it at readwise.io/export (Export to CSV)"
+        case .calibre: "import the Calibre library folder (the one holding metadata.db)"
+        default: "drop --format to let the file be recognised"
+        }
+    }
 
     /// Parses a `--format` argument; `ImportError.unknownFormat` names the choices.
     public init(argument: String) throws {

@@ -40,14 +40,21 @@ struct ImportedBook: Hashable, Sendable {
         if let dateAdded { book.dateAdded = dateAdded }
         if let dateFinished { book.dateFinished = dateFinished }
         book.tags += tags.filter { !book.tags.contains($0) }
+        book.setProperties(properties)
+        return book
+    }
+}
+
+extension Book {
+    /// Sets each of `properties` in place, or appends it; other properties stay.
+    mutating func setProperties(_ properties: [Property]) {
         for property in properties {
-            if let index = book.extraProperties.firstIndex(where: { $0.key == property.key }) {
-                book.extraProperties[index].value = property.value
+            if let index = extraProperties.firstIndex(where: { $0.key == property.key }) {
+                extraProperties[index].value = property.value
             } else {
-                book.extraProperties.append(property)
+                extraProperties.append(property)
             }
         }
-        return book
     }
 }
 

@@ -3,23 +3,30 @@ import ShelfModel
 import ShelfStore
 
 /// What an import did. For CSV files the counts are rows (books); for Kindle clippings they
-/// are passages, and `skipped` includes bookmarks, which Shelf does not keep.
+/// are passages; for the highlight sources (Kobo, KOReader, Readwise, Calibre) books and
+/// passages together. `skipped` includes bookmarks, which Shelf does not keep.
 public struct ImportSummary: Hashable, Sendable, CustomStringConvertible {
     /// The format the file was read as (detected when none was given).
     public var format: ImportFormat
+    /// The encoding the file was read in; the summary names it when it is not UTF-8.
+    public var encoding: SourceEncoding = .utf8
     public var added = 0
     public var updated = 0
     public var unchanged = 0
     public var skipped = 0
     /// Why rows were skipped, in file order.
     public var problems: [ImportProblem] = []
+    /// Source data left out as a whole, with the reason (`Bookmark has no Annotation column …`).
+    public var omissions: [String] = []
 
     public init(format: ImportFormat) { self.format = format }
 
-    /// `goodreads: 5 added, 1 updated, 3 unchanged, 1 skipped` and one line per problem.
+    /// `goodreads: 5 added, 1 updated, 3 unchanged, 1 skipped` (with ` (read as Windows-1252)`
+    /// for a file not in UTF-8) and one line per problem.
     public var description: String {
-        (["\(format.rawValue): \(added) added, \(updated) updated, \(unchanged) unchanged, \(skipped) skipped"]
-            + problems.map(\.description)).joined(separator: "\n")
+        let readAs = encoding == .utf8 ? "" : " (read as \(encoding.rawValue))"
+        return (["\(format.rawValue): \(added) added, \(updated) updated, \(unchanged) unchanged, \(skipped) skipped\(readAs)"]
+            + omissions + problems.map(\.description)).joined(separator: "\n")
     }
 }
 
@@ -50,20 +57,36 @@ public struct Importer: Sendable {
     /// all (nothing is written then); bad rows are skipped and listed in the summary.
     public func importFile(_ file: URL, into store: LibraryStore,
                            progress: (ImportProgress) -> Void = { _ in }) throws -> ImportSummary {
-        if format == .markdown || MarkdownFolderImport.isFolder(file) {
+        let highlightFormat: ImportFormat? = if let format {
+            Self.highlightFormats.contains(format) ? format : nil
+        } else {
+            HighlightSourceDetector.format(of: file)
+        }
+        if format == .markdown || (highlightFormat == nil && MarkdownFolderImport.isFolder(file)) {
             if let assignment = columnMap.assignments.first {
                 throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "Markdown files have no columns to map")
             }
             return try MarkdownFolderImport.run(folder: file, into: store, progress: progress)
         }
-        let text = try SourceText.load(file)
+        if let highlightFormat {
+            if let assignment = columnMap.assignments.first {
+                throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "\(highlightFormat.rawValue) imports have no columns to map")
+            }
+            return try HighlightImport.run(try Self.read(file, as: highlightFormat), format: highlightFormat,
+                                           into: store, progress: progress)
+        }
+        let data = try SourceText.read(file)
+        let source = try SourceText(decoding: data, path: file.path)
+        let text = source.text
         let isKindle = format.map { $0 == .kindle } ?? KindleClippings.looksLikeClippings(text)
         if isKindle {
             guard KindleClippings.looksLikeClippings(text) else { throw ImportError.notKindleClippings(path: file.path) }
             if let assignment = columnMap.assignments.first {
                 throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "Kindle clippings have no columns to map")
             }
-            return try importClippings(text, into: store, progress: progress)
+            // Kindles write UTF-8; bytes that are not are damage, confined to their entries.
+            return try importClippings(source.encoding == .windows1252 ? SourceText.lossyUTF8(data) : source,
+                                       into: store, progress: progress)
         }
         if let kind = SourceText.nonCSVKind(of: text) {
             throw ImportError.notCSV(path: file.path, looksLike: kind)
@@ -74,17 +97,22 @@ public struct Importer: Sendable {
         let csvFormat = format ?? ImportFormat.detect(header: table.header, rows: table.records.prefix(50).map(\.cells))
         let decoder = try BookRowDecoder(format: csvFormat, header: table.header, userMap: columnMap)
         let rows = table.records.map { (line: $0.line, book: decoder.decode($0)) }
-        let titleIndex = rows.contains { (try? $0.book.get().hasOwnID) == false } ? try BookTitleIndex(store) : BookTitleIndex()
+        let index = rows.contains { (try? $0.book.get().hasOwnID) == false } ? try BookIndex(store) : BookIndex()
         return try store.write(as: ChangeOrigin(.import)) { writer in
             var summary = ImportSummary(format: csvFormat)
-            var books = ExistingBooks(writer: writer, byTitle: titleIndex)
+            summary.encoding = source.encoding
+            var books = ExistingBooks(writer: writer, index: index)
             for (done, row) in rows.enumerated() {
                 switch row.book {
                 case .failure(let problem):
                     summary.skip(problem)
                 case .success(let imported):
-                    try books.apply(imported.title, author: imported.author, sourceID: imported.sourceID,
-                                    matchTitle: !imported.hasOwnID, summary: &summary, line: row.line) { book in
+                    // Rows with ids of their own (Goodreads) find their books by id alone, so
+                    // a large catalogue import needs no index of the library.
+                    let match = BookMatch(title: imported.title, author: imported.author,
+                                          isbn: imported.hasOwnID ? nil : imported.isbn,
+                                          sourceID: imported.sourceID, matchTitle: !imported.hasOwnID)
+                    try books.apply(match, summary: &summary, at: ImportProblem(line: row.line, message: "")) { book, _ in
                         (imported.applied(to: book), nil)
                     }
                 }
@@ -94,9 +122,21 @@ public struct Importer: Sendable {
         }
     }
 
-    private func importClippings(_ text: String, into store: LibraryStore,
+    /// The formats `HighlightImport` applies, each read by its own reader.
+    private static let highlightFormats: Set<ImportFormat> = [.kobo, .koreader, .readwise, .calibre]
+
+    private static func read(_ file: URL, as format: ImportFormat) throws -> SourceReading {
+        switch format {
+        case .kobo: try KoboReader.read(file)
+        case .koreader: try KOReaderReader.read(file)
+        case .calibre: try CalibreReader.read(file)
+        default: try ReadwiseReader.read(file)
+        }
+    }
+
+    private func importClippings(_ source: SourceText, into store: LibraryStore,
                                  progress: (ImportProgress) -> Void) throws -> ImportSummary {
-        let (clippings, problems) = KindleClippings.parse(text)
+        let (clippings, problems) = KindleClippings.parse(source.text, garbledLines: source.garbledLines)
         var byBook: [BookMatchKey: [KindleClipping]] = [:]
         var bookOrder: [BookMatchKey] = []
         for clipping in clippings where clipping.kind != .bookmark {
@@ -104,12 +144,13 @@ public struct Importer: Sendable {
             if byBook[key] == nil { bookOrder.append(key) }
             byBook[key, default: []].append(clipping)
         }
-        let titleIndex = bookOrder.isEmpty ? BookTitleIndex() : try BookTitleIndex(store)
+        let index = bookOrder.isEmpty ? BookIndex() : try BookIndex(store)
         return try store.write(as: ChangeOrigin(.import)) { writer in
             var summary = ImportSummary(format: .kindle)
+            summary.encoding = source.encoding
             problems.forEach { summary.skip($0) }
             summary.skipped += clippings.count(where: { $0.kind == .bookmark })
-            var books = ExistingBooks(writer: writer, byTitle: titleIndex)
+            var books = ExistingBooks(writer: writer, index: index)
             // Entries: clippings and unreadable ones; bookmarks and those are done already.
             let total = clippings.count + problems.count
             var done = total - bookOrder.reduce(0) { $0 + byBook[$1]!.count }
@@ -117,9 +158,9 @@ public struct Importer: Sendable {
                 let bookClippings = byBook[key]!
                 let first = bookClippings[0]
                 let incoming = KindlePassages.passages(from: bookClippings)
-                try books.apply(first.title, author: first.author,
-                                sourceID: DerivedSourceID.forBook(title: first.title, author: first.author),
-                                matchTitle: true, summary: &summary, line: first.line) { book in
+                let match = BookMatch(title: first.title, author: first.author, isbn: nil,
+                                      sourceID: DerivedSourceID.forBook(title: first.title, author: first.author), matchTitle: true)
+                try books.apply(match, summary: &summary, at: ImportProblem(line: first.line, message: "")) { book, _ in
                     var book = book
                     let merged = KindlePassages.merge(incoming, into: book.passages)
                     book.passages = merged.passages
@@ -140,59 +181,8 @@ extension ImportSummary {
     }
 }
 
-/// Live books by title and author, for rows from sources without ids. Read before the import's
-/// transaction (the store allows no other access inside it); the transaction re-reads every
-/// book it finds here, so a book deleted meanwhile is simply created again.
-struct BookTitleIndex {
-    fileprivate var ids: [BookMatchKey: ItemID] = [:]
-
-    init() {}
-
-    init(_ store: LibraryStore) throws {
-        for summary in try store.summaries(kind: .book) {
-            if case .book(let book)? = try store.record(id: summary.id)?.item {
-                ids[BookMatchKey(title: book.title, author: book.author)] = book.id
-            }
-        }
-    }
-}
-
-/// Finds the books an import writes to, inside its transaction.
-private struct ExistingBooks {
-    let writer: StoreWriter
-    var byTitle: BookTitleIndex
-
-    /// Changes the book `sourceID` (or, with `matchTitle`, `title` and `author`) names by
-    /// `change`, or creates it from a new book, and counts the outcome in `summary`. `change`
-    /// returns the book to store and, for passage imports, the per-passage counts.
-    mutating func apply(_ title: String, author: String?, sourceID: String, matchTitle: Bool,
-                        summary: inout ImportSummary, line: Int,
-                        change: (Book) -> (Book, PassageChanges?)) throws {
-        let key = BookMatchKey(title: title, author: author)
-        let id = try writer.bookID(sourceID: sourceID) ?? (matchTitle ? byTitle.ids[key] : nil)
-        guard let id, let record = try writer.record(id: id), case .book(let stored) = record.item else {
-            let (book, passages) = change(Book(title: title, author: author, sourceID: sourceID))
-            _ = try writer.insert(.book(book), path: nil, source: nil)
-            byTitle.ids[key] = book.id
-            summary.count(passages ?? PassageChanges(added: 1))
-            return
-        }
-        let (book, passages) = change(stored)
-        guard book != stored else {
-            summary.count(passages ?? PassageChanges(unchanged: 1))
-            return
-        }
-        guard record.draftDiagnostics == nil else {
-            summary.skip(ImportProblem(line: line, message: "\(record.path) holds an invalid edit that is not saved yet; fix or undo it in the file, then import again"))
-            return
-        }
-        _ = try writer.update(.book(book), basedOn: record.version, source: nil)
-        summary.count(passages ?? PassageChanges(updated: 1))
-    }
-}
-
 extension ImportSummary {
-    fileprivate mutating func count(_ changes: PassageChanges) {
+    mutating func count(_ changes: PassageChanges) {
         added += changes.added
         updated += changes.updated
         unchanged += changes.unchanged

@@ -56,14 +56,19 @@ enum KindleClippings {
         return lines.contains(separator) && lines.contains { $0.hasPrefix("- Your ") || $0.hasPrefix("- Highlight") }
     }
 
-    /// The entries of `text` in file order, and the entries that could not be read.
-    static func parse(_ text: String) -> (clippings: [KindleClipping], problems: [ImportProblem]) {
+    /// The entries of `text` in file order, and the entries that could not be read. An entry
+    /// touching one of `garbledLines` (bytes that were not UTF-8) is one of those.
+    static func parse(_ text: String, garbledLines: Set<Int> = []) -> (clippings: [KindleClipping], problems: [ImportProblem]) {
         var clippings: [KindleClipping] = []
         var problems: [ImportProblem] = []
         var entry: [(line: Int, text: String)] = []
         func finishEntry() {
             defer { entry = [] }
             guard let first = entry.firstIndex(where: { !$0.text.isEmpty }) else { return }
+            if let garbled = entry.first(where: { garbledLines.contains($0.line) }) {
+                problems.append(ImportProblem(line: entry[first].line, message: "this clipping is garbled (line \(garbled.line) is not UTF-8 text) and was skipped; the other clippings were imported. Fix or delete it in the file to import it"))
+                return
+            }
             do {
                 clippings.append(try clipping(from: Array(entry[first...])))
             } catch {

@@ -58,7 +58,10 @@ enum BookBody {
         var index = document.bodyStart
         while index < lines.count, lines[index].isBlank { index += 1 }
         if index < lines.count, lines[index].isLevelOneHeading {
-            content.headingTitle = lines[index].dropping(bytes: 1).trimmingSpacesAndTabs().string
+            // A leading U+FEFF cannot survive as the `title:` it becomes (YAML readers drop it).
+            var heading = lines[index].dropping(bytes: 1).trimmingSpacesAndTabs().string
+            if heading.unicodeScalars.first == "\u{FEFF}" { heading.unicodeScalars.removeFirst() }
+            content.headingTitle = heading
             index += 1
             if index < lines.count, lines[index].isEmpty { index += 1 }
         } else {
@@ -220,10 +223,10 @@ private struct PassageDraft {
         }
         guard let field = PassageMarkdown.Field.allCases.first(where: { line.starts(with: $0.label) }) else {
             if line.starts(with: "**"), line.text.contains("**:") {
-                return "unknown passage field in `\(line.text)`; a passage has `**Note**:`, `**AI Summary**:` and `**Added**:`"
+                return "unknown passage field in `\(line.text)`; a passage has \(PassageMarkdown.Field.labelList) lines"
             }
-            return "unexpected line in a passage; a passage holds a `> ` quote, then `**Note**:`, `**AI Summary**:` "
-                + "or `**Added**:` lines — put free text under a `## ` heading after the passages"
+            return "unexpected line in a passage; a passage holds a `> ` quote, then \(PassageMarkdown.Field.labelList) "
+                + "lines — put free text under a `## ` heading after the passages"
         }
         guard quoteLines != nil else {
             return "`\(field.label)` comes before the passage's quote; put the `> ` quote right under the heading"
@@ -273,9 +276,10 @@ private struct PassageDraft {
         }
         // A passage without a block id gets its fresh id from `PassageSectionParser.finish()`,
         // once every declared id is known and none can be taken twice.
-        let passage = Passage(id: blockID ?? PassageID(""), page: page, location: location, text: text,
+        let passage = Passage(id: blockID ?? PassageID(""), page: page, location: location,
+                              chapter: value(of: .chapter, in: lines), text: text,
                               note: value(of: .note, in: lines), aiSummary: value(of: .aiSummary, in: lines),
-                              dateAdded: dateAdded)
+                              tags: value(of: .tags, in: lines).map(Passage.tags(from:)) ?? [], dateAdded: dateAdded)
         return .success((passage, blockID != nil))
     }
 

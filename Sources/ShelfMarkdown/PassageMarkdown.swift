@@ -8,51 +8,68 @@ import ShelfModel
 /// >
 /// > (an empty line is a bare `>`), the block id ending the last line. ^p-7f3a
 ///
+/// **Chapter**: Chapter 3: The Desert
 /// **Note**: the reader's note
 /// **AI Summary**:
 /// > a value with line breaks is written
 /// > as quote lines under its bare label
+/// **Tags**: favourite, fear
 /// **Added**: 2025-12-29
 /// ```
 ///
 /// The heading is `### Page N`, `### Location L`, `### Page N · Location L`, or `### Passage`
 /// when neither is known. The quote follows the heading directly; the field lines, when there are
-/// any, follow after one blank line, in the order Note, AI Summary, Added. A one-line value sits
+/// any, follow after one blank line, in the order Chapter, Note, AI Summary, Tags, Added (tags
+/// only when there are some, comma-separated on one line). A one-line value sits
 /// on its label's line (`**Note**:` alone for an empty one); a value with line breaks is quoted
 /// below the bare label, which keeps any text — blank lines, `### `, `>` — lossless.
 enum PassageMarkdown {
     /// The labels of a passage's field lines, in canonical order.
     enum Field: CaseIterable {
-        case note, aiSummary, added
+        case chapter, note, aiSummary, tags, added
 
         /// `**Note**:`
         var label: StaticString {
             switch self {
+            case .chapter: "**Chapter**:"
             case .note: "**Note**:"
             case .aiSummary: "**AI Summary**:"
+            case .tags: "**Tags**:"
             case .added: "**Added**:"
             }
         }
+
+        /// "`**Chapter**:`, `**Note**:`, … or `**Added**:`", for messages about field lines.
+        static let labelList: String = {
+            let labels = allCases.map { "`\($0.label)`" }
+            return labels.dropLast().joined(separator: ", ") + " or " + labels.last!
+        }()
     }
 
     /// One value per field, stored inline: the parse path reads thousands of field lines.
     struct PerField<Value> {
+        private var chapter: Value?
         private var note: Value?
         private var aiSummary: Value?
+        private var tags: Value?
         private var added: Value?
 
         subscript(field: Field) -> Value? {
             get {
                 switch field {
+                case .chapter: chapter
                 case .note: note
                 case .aiSummary: aiSummary
+                case .tags: tags
                 case .added: added
                 }
             }
             set {
                 switch field {
+                case .chapter: chapter = newValue
                 case .note: note = newValue
                 case .aiSummary: aiSummary = newValue
+                case .tags: tags = newValue
                 case .added: added = newValue
                 }
             }
@@ -65,9 +82,12 @@ enum PassageMarkdown {
         appendHeading(page: passage.page, location: passage.location, into: &out)
         out.appendNewline()
         appendQuote(passage.text, blockID: passage.id, into: &out)
-        if passage.note != nil || passage.aiSummary != nil || passage.dateAdded != nil { out.appendNewline() }
+        if passage.chapter != nil || passage.note != nil || passage.aiSummary != nil || !passage.tags.isEmpty
+            || passage.dateAdded != nil { out.appendNewline() }
+        appendField(.chapter, passage.chapter, into: &out)
         appendField(.note, passage.note, into: &out)
         appendField(.aiSummary, passage.aiSummary, into: &out)
+        if !passage.tags.isEmpty { appendField(.tags, passage.tags.joined(separator: ", "), into: &out) }
         if let day = passage.dateAdded {
             out.append(Field.added.label)
             out.append(" ")

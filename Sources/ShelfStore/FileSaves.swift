@@ -22,6 +22,10 @@ extension StoreWriter {
         switch parsed {
         case .success(var parsed):
             parsed.item.id = id
+            if exists, case .book(var book) = parsed.item, case .book(let stored)? = try record(id: id)?.item {
+                book.keepUnrenderedFields(of: stored)
+                parsed.item = .book(book)
+            }
             return exists ? try update(parsed.item, basedOn: version, source: bytes, modified: modified)
                           : try insert(parsed.item, path: path, source: bytes, modified: modified)
         case .failure(let failure):

@@ -34,7 +34,7 @@ import ShelfStore
 
     @Test func anUnknownFormatNamesTheChoices() {
         let error = #expect(throws: ImportError.self) { try ImportFormat(argument: "librarything") }
-        #expect(error?.description == "unknown import format \"librarything\"; use one of goodreads, storygraph, notion, csv, kindle, markdown.")
+        #expect(error?.description == "unknown import format \"librarything\"; use one of goodreads, storygraph, notion, csv, kindle, markdown, kobo, koreader, readwise, calibre.")
         #expect((try? ImportFormat(argument: "Goodreads")) == .goodreads)
     }
 

@@ -178,6 +178,36 @@ import Testing
             """)
     }
 
+    @Test func chapterAndTagsLinesRenderAndParseBack() throws {
+        let passage = Passage(id: PassageID("p-1"), page: 7, chapter: "Chapter 3: The Desert", text: "Fear is the mind-killer.",
+                              note: "The litany.", tags: ["fear", "to-reread"], color: "yellow",
+                              sources: [PassageSource(key: "kobo:abc", note: "The litany.")])
+        let text = MarkdownCodec.render(.book(Book(id: ItemID("b"), title: "Dune", passages: [passage])))
+        #expect(text.hasSuffix("""
+            ### Page 7
+            > Fear is the mind-killer. ^p-1
+
+            **Chapter**: Chapter 3: The Desert
+            **Note**: The litany.
+            **Tags**: fear, to-reread
+
+            """))
+        #expect(!text.contains("yellow") && !text.contains("kobo:"), "colour and sources stay in the store")
+        guard case .success(let parsed) = MarkdownCodec.parse(text, kind: .book, fileTitle: nil),
+              case .book(let book) = parsed.item else { Issue.record("did not parse"); return }
+        #expect(book.passages.first?.chapter == "Chapter 3: The Desert")
+        #expect(book.passages.first?.tags == ["fear", "to-reread"])
+
+        // Written by hand: any order, spaces and a trailing comma in the list.
+        let handWritten = "---\ntitle: D\n---\n## Passages\n\n### Passage\n> q\n\n**Tags**: a ,b,, c \n**Chapter**:\n> Part\n> One\n"
+        guard case .success(let hand) = MarkdownCodec.parse(handWritten, kind: .book, fileTitle: nil),
+              case .book(let handBook) = hand.item else { Issue.record("did not parse"); return }
+        #expect(handBook.passages.first?.tags == ["a", "b", "c"])
+        #expect(handBook.passages.first?.chapter == "Part\nOne")
+        // U+0600 joins the comma after it into one character; the list still splits there.
+        #expect(Passage.tags(from: ["{", "\u{0600}", "x"].joined(separator: ", ")) == ["{", "\u{0600}", "x"])
+    }
+
     @Test func canonicalBookMatchesTheDesignExample() {
         let book = Book(id: ItemID("8d2c"), title: "Dune", author: "Frank Herbert", isbn: "0441013597", status: .reading,
                         currentPage: 120, totalPages: 412, rating: 4, dateAdded: CalendarDate(year: 2025, month: 12, day: 29),

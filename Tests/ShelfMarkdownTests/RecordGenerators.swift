@@ -63,10 +63,18 @@ enum RecordGen {
             id: PassageID(id),
             page: optional(&rng) { maybe(&$0, 0.1) ? Int.max : Int.random(in: 0...999, using: &$0) },
             location: optional(&rng) { location(&$0) },
+            chapter: optional(&rng, 0.3) { maybe(&$0, 0.5) ? pick(["Chapter 3: The Desert", "Part One", "", "1.2 Über"], &$0) : multiline(&$0) },
             text: maybe(&rng, 0.05) ? "" : multiline(&rng),
             note: optional(&rng, 0.5) { multiline(&$0) },
             aiSummary: optional(&rng, 0.5) { multiline(&$0) },
+            tags: maybe(&rng, 0.3) ? passageTags(&rng) : [],
             dateAdded: optional(&rng, 0.5) { calendarDate(&$0) })
+    }
+
+    /// Tags as a file can hold them: any text, normalised the way `**Tags**:` lines are read.
+    static func passageTags<R: RandomNumberGenerator>(_ rng: inout R) -> [String] {
+        Passage.tags(from: list(&rng, 1...4) { maybe(&$0, 0.5) ? pick(["fear", "to-reread", "Über", "日本", "a b", "#x"], &$0) : line(&$0) }
+            .joined(separator: ","))
     }
 
     // MARK: - Frontmatter values
@@ -140,7 +148,7 @@ enum RecordGen {
 
     /// Lines that mean something to the frontmatter splitter or the book body parser.
     static let wholeLines = ["---", "...", "### Page 1", "### Chapter 2", "> quoted", ">", "## Heading", "# Title",
-                             "**Note**: x", "**Added**:", "- item", "id: 1", "", " ", "\t"]
+                             "**Note**: x", "**Added**:", "**Chapter**: 2", "**Tags**: a, b", "- item", "id: 1", "", " ", "\t"]
 
     /// One line of text (no `\n`, no `\r`), possibly empty.
     static func line<R: RandomNumberGenerator>(_ rng: inout R) -> String {

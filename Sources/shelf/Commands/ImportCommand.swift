@@ -5,16 +5,17 @@ import ShelfImport
 struct ImportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "import",
-        abstract: "Import a Goodreads, StoryGraph or Notion export, any CSV, Kindle clippings, or a folder of Markdown files.",
+        abstract: "Import a Goodreads, StoryGraph or Notion export, any CSV, Kindle clippings, a Kobo's database, KOReader sidecars, a Readwise export, or a folder of Markdown files.",
         discussion: """
             Importing the same file again updates in place and never duplicates. Rows that cannot \
             be read are reported with their line number and skipped; the others are imported. \
-            Every non-empty column ends up in a field or a kept frontmatter property.
+            Every non-empty column ends up in a field or a kept frontmatter property. Highlights \
+            join the books already in the library (by ISBN, then title and author), each once.
             """)
 
     @OptionGroup var library: LibraryOptions
 
-    @Argument(help: "The export file (CSV or My Clippings.txt), or a folder of Markdown files.")
+    @Argument(help: ArgumentHelp("The export file (CSV, My Clippings.txt, KoboReader.sqlite, a KOReader metadata.*.lua or JSON export), or a folder (of Markdown files, of KOReader .sdr sidecars, or a Kobo e-reader's).", valueName: "path"))
     var file: String
 
     @Option(help: ArgumentHelp("The file's format (default: detected): \(ImportFormat.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "format"))

@@ -1,0 +1,92 @@
+import Foundation
+import ShelfModel
+
+/// One book as a reading app describes it, with its highlights: what each highlight reader
+/// (Kobo, KOReader, Readwise) produces and `HighlightImport` applies to the library.
+struct SourceBook: Sendable {
+    var title: String
+    /// In the source's order.
+    var authors: [String] = []
+    var isbn: String?
+    /// The source's own id for the book (`kobo:<ContentID>`); nil derives one from title and author.
+    var ownID: String?
+    var status: ReadingStatus?
+    var currentPage: Int?
+    var totalPages: Int?
+    /// 0.5 to 5.
+    var rating: Double?
+    var tags: [String] = []
+    /// What the source says that has no field, as frontmatter properties.
+    var properties: [Property] = []
+    /// A description in Markdown, for the book's free text when it has none.
+    var description: String?
+    var passages: [SourcePassage] = []
+    /// Where the source describes the book, for problem reports.
+    var origin: ImportProblem
+
+    /// The authors as one field: `Andrew Hunt, David Thomas`.
+    var author: String? { authors.isEmpty ? nil : authors.joined(separator: ", ") }
+
+    var match: BookMatch {
+        BookMatch(title: title, author: author, isbn: isbn,
+                  sourceID: ownID ?? DerivedSourceID.forBook(title: title, author: author), matchTitle: true)
+    }
+
+    /// `book` with what the source says about the book itself. The title stays (a catalogue
+    /// import may have named it better); author and ISBN fill only what is missing; status and
+    /// progress are the source's latest word.
+    func applied(to book: Book) -> Book {
+        var book = book
+        book.sourceID = book.sourceID ?? match.sourceID
+        if book.author == nil { book.author = author }
+        if book.isbn == nil { book.isbn = isbn }
+        if let status { book.status = status }
+        if let currentPage { book.currentPage = currentPage }
+        if let totalPages { book.totalPages = totalPages }
+        if let rating { book.rating = rating }
+        book.tags += tags.filter { !book.tags.contains($0) }
+        book.setProperties(properties)
+        if book.introduction.isEmpty, let description { book.introduction = description + "\n\n" }
+        return book
+    }
+}
+
+/// One highlight (or note) as the source gives it.
+struct SourcePassage: Sendable {
+    /// The source's key for it, with the format's prefix (`kobo:<BookmarkID>`).
+    var key: String
+    /// The highlighted text; empty for a note made without a highlight.
+    var text: String
+    var note: String?
+    var page: Int?
+    var location: String?
+    var chapter: String?
+    var tags: [String] = []
+    var color: String?
+    var dateAdded: CalendarDate?
+
+    /// The passage with `\r\n` and `\r` in its text, note and chapter as `\n`: a passage is
+    /// written one `> ` line per line, and a CR would stay inside a line (CSV cells keep CRLF).
+    func withUnixLineBreaks() -> SourcePassage {
+        func unix(_ text: String) -> String {
+            text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+        }
+        var passage = self
+        passage.text = unix(text)
+        passage.note = note.map(unix)
+        passage.chapter = chapter.map(unix)
+        return passage
+    }
+}
+
+/// What a reader found in its source: the books, and what it skipped.
+struct SourceReading: Sendable {
+    var books: [SourceBook] = []
+    /// Entries that could not be read, with where they are.
+    var problems: [ImportProblem] = []
+    /// Plain bookmarks (a position without text or note), which Shelf does not keep.
+    var bookmarks = 0
+    /// Source data left out as a whole, with the reason (a column this app version lacks).
+    var omissions: [String] = []
+    var encoding: SourceEncoding = .utf8
+}
