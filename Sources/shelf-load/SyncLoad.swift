@@ -53,7 +53,7 @@ struct SyncLoad: ParsableCommand {
         }
         let editsDone = Date()
         probes.stop()
-        let converged = try waitForConvergence(fleet, timeout: 600)
+        let converged = try waitForConvergence(fleet, timeout: Double(ProcessInfo.processInfo.environment["CONVERGE_TIMEOUT"] ?? "600")!)
         let elapsed = Date().timeIntervalSince(start)
         let cpu = place.serverCPUSeconds().flatMap { after in cpuBefore.map { after - $0 } }
         runners.forEach { $0.stop() }
@@ -108,6 +108,13 @@ struct SyncLoad: ParsableCommand {
             if try fleet.dropFirst().allSatisfy({ try $0.files() == first }) { return true }
             Thread.sleep(forTimeInterval: 0.5)
         } while Date() < deadline
+        let first = try fleet[0].files()
+        for device in fleet.dropFirst() {
+            let files = try device.files()
+            for path in Set(first.keys).union(files.keys) where first[path] != files[path] {
+                FileHandle.standardError.write(Data("differs on device \(device.index): \(path): \(first[path].map { String(decoding: $0, as: UTF8.self) }.debugDescription) vs \(files[path].map { String(decoding: $0, as: UTF8.self) }.debugDescription)\n".utf8))
+            }
+        }
         return false
     }
 }
@@ -205,7 +212,7 @@ struct LoadDevice: @unchecked Sendable {
 
     /// `count` edits: most rewrite one of this device's own notes, some its line of a shared note.
     func edit(count: Int, shared: Int) throws {
-        var random = SplitMix(seed: UInt64(index + 1))
+        var random = SeededGenerator(seed: UInt64(index + 1))
         for edit in 0..<count {
             let roll = random.next() % 100
             if roll < 10 && shared > 0 {
@@ -335,18 +342,5 @@ final class LatencyProbe: @unchecked Sendable {
         let sorted = lock.withLock { samples }.sorted()
         guard !sorted.isEmpty else { return nil }
         return sorted[min(sorted.count - 1, Int(Double(sorted.count) * fraction))]
-    }
-}
-
-/// A small seeded generator, so every run edits the same notes in the same order.
-struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

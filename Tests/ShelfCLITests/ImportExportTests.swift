@@ -64,6 +64,35 @@ print("checked %d books" % seen)
         return times
     }
 
+    @Test func highlightsFromReadwiseAndKOReaderShowInTheMountOnceAndReimportChangesNothing() throws {
+        let cli = try ShelfCLI()
+        try cli.run("init", cli.library.path)
+        let fixtures = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("ShelfImportTests/Fixtures")
+        let sources = [fixtures.appendingPathComponent("readwise_export.csv").path, fixtures.appendingPathComponent("koreader").path]
+        for source in sources {
+            let imported = try cli.run("import", source)
+            #expect(imported.status == 0, "\(imported)")
+        }
+        try cli.withMount { mountpoint in
+            let books = try FileManager.default.contentsOfDirectory(atPath: mountpoint + "/Books")
+            let name = try #require(books.first { $0.hasPrefix("Dune") }, "\(books)")
+            let path = mountpoint + "/Books/" + name
+            let text = try String(contentsOfFile: path, encoding: .utf8)
+            #expect(text.components(separatedBy: "I must not fear.").count == 2, "the litany once, from both apps:\n\(text)")
+            #expect(text.contains("## Passages") && text.contains("### Page 42") && text.contains("**Chapter**: Book One: Dune"), "\(text)")
+            let parsed = try cli.tool("python3", "-c", "import frontmatter, sys; print(frontmatter.load(sys.argv[1])['title'])", path)
+            #expect(parsed.succeeded && parsed.stdout.hasPrefix("Dune"), "\(parsed)")
+
+            // Importing the same sources again, while mounted, changes nothing, not a byte of the file.
+            for source in sources {
+                let again = try cli.run("import", source)
+                #expect(again.status == 0 && again.stdout.containsPhrase("0 added") && again.stdout.containsPhrase("0 updated"), "\(again)")
+            }
+            #expect(try String(contentsOfFile: path, encoding: .utf8) == text)
+        }
+    }
+
     @Test func badImportInputGetsOneClearLineAndNoChange() throws {
         let cli = try ShelfCLI()
         try cli.run("init", cli.library.path)

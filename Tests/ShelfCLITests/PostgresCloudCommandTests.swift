@@ -10,8 +10,8 @@ import TestSupport
 
     /// A new cloud on the test run's server, made with the SQL `shelf cloud setup-sql` prints:
     /// its address and its role's password.
-    func makeCloud(with cli: ShelfCLI) throws -> (address: String, password: String) {
-        let server = try PostgresServer.shared()
+    func makeCloud(with cli: ShelfCLI, on server: PostgresServer? = nil) throws -> (address: String, password: String) {
+        let server = try server ?? PostgresServer.shared()
         try server.makeDatabase(Self.database)
         let role = "cli_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
         let sql = try cli.run("cloud", "setup-sql", role)
@@ -69,6 +69,39 @@ import TestSupport
             }
         }
         #expect(FileManager.default.fileExists(atPath: a.library.appendingPathComponent("logs/mount.log").path))
+    }
+
+    @Test func aMountStartsWhileTheServerIsDownServesTheLibraryAndSendsItsEditsOnceItIsBack() throws {
+        let server = try PostgresServer()
+        defer { server.remove() }
+        let a = try ShelfCLI()
+        let (address, password) = try makeCloud(with: a, on: server)
+        try storePassword(password, of: address, for: a)
+        try a.run("init", a.library.path)
+        try #require(try a.run("cloud", "link", address, "--device", "laptop").status == 0)
+        server.stop()
+
+        let note = Data("Written while the server was down.\n".utf8)
+        try a.withMount("--poll-interval", "0.5") { mountpoint in
+            try note.write(to: URL(fileURLWithPath: mountpoint + "/Notes/Offline.md"))
+            #expect(FileManager.default.contents(atPath: mountpoint + "/Notes/Offline.md") == note)
+            #expect(try eventually(within: .seconds(10)) {
+                let status = try a.run("cloud", "status").stdout
+                return status.contains("Online:   no") && status.contains("cannot reach") && status.contains("Waiting to upload: 1 item")
+            })
+            try server.start()
+            #expect(try eventually(within: .seconds(30)) {
+                let status = try a.run("cloud", "status").stdout
+                return status.contains("Online:   yes") && status.contains("Waiting to upload: 0 items")
+            })
+        }
+        // Another device finds the edit in the cloud.
+        let b = try ShelfCLI()
+        try storePassword(password, of: address, for: b)
+        try b.run("init", b.library.path)
+        try #require(try b.run("cloud", "link", address, "--device", "desk").status == 0)
+        let shown = try b.run("show", "Notes/Offline.md")
+        #expect(shown.status == 0 && shown.stdout == String(decoding: note, as: UTF8.self), "\(shown)")
     }
 
     @Test func anAddressWithAPasswordIsRefusedAndNothingIsLinked() throws {

@@ -1,6 +1,7 @@
 import Foundation
 import ShelfModel
 import Testing
+import TestSupport
 @testable import ShelfSync
 
 @Suite struct ItemMergeTests {
@@ -112,18 +113,5 @@ import Testing
                     "\(base) \(older) \(newer)")
             #expect(merged?.split(separator: "\n").count == newer.count)
         }
-    }
-}
-
-/// A deterministic random source for the randomized cases (SplitMix64).
-struct SeededGenerator: RandomNumberGenerator {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E3779B97F4A7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58476D1CE4E5B9
-        z = (z ^ (z >> 27)) &* 0x94D049BB133111EB
-        return z ^ (z >> 31)
     }
 }

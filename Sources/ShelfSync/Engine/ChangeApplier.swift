@@ -58,57 +58,110 @@ struct ChangeApplier {
 
     // MARK: Concurrent cloud changes
 
+    /// Resolves changes made without seeing each other into one state, as a function of the
+    /// set of edits alone — never of the order they arrived in — so every device reaches the same
+    /// bytes and the same change id whichever it met first. The heads (the edits neither side
+    /// contains) are folded oldest first onto their common ancestor: an edit beats a delete,
+    /// contents merge three-way, and what cannot merge keeps the newer side and puts the rest
+    /// aside in a conflict copy. A derived change is named by its heads (`A~B~C`), so a change
+    /// later made on top of it names them all.
     private func resolveConcurrent(_ first: CloudChange, _ second: CloudChange) throws -> CloudChange {
-        let (older, newer) = second.isNewer(than: first) ? (first, second) : (second, first)
-        switch (older.operation, newer.operation) {
-        case (.delete, .delete), (.delete, .put): return newer
-        case (.put, .delete): return older
-        case (.put, .put): break
-        }
-        let base = try commonBase(of: older, newer)
-        var state = Self.mergedMetadata(base: base?.state, older: older.state, newer: newer.state)
-        if older.hash != newer.hash {
-            switch try mergedContent(base: base?.state, older: try bytes(of: older.state),
-                                     newer: try bytes(of: newer.state), kind: newer.kind) {
-            case .merged(let bytes):
-                let hash = ContentHash(of: bytes)
-                try storeContent(bytes, hash)
-                state.hash = hash
-                state.size = bytes.count
-            case .conflict:
-                state.hash = newer.hash
-                state.size = newer.size
-                try keepDerivedConflictCopy(of: older, against: newer)
+        let heads = try concurrentHeads(first, second)
+        guard let newest = heads.last else { return second }
+        let puts = heads.filter { $0.operation == .put }
+        guard puts.count > 1 else { return puts.first ?? newest }
+        let base = try commonAncestor(of: puts)
+        var state = puts[0].state
+        var merged = puts[0]
+        var content = try bytes(of: puts[0].state)
+        for next in puts.dropFirst() {
+            let meta = Self.mergedMetadata(base: base?.state, older: state, newer: next.state)
+            if state.hash != next.hash {
+                switch try mergedContent(base: base?.state, older: content, newer: try bytes(of: next.state), kind: next.kind) {
+                case .merged(let bytes):
+                    content = bytes
+                case .conflict:
+                    try keepConflictCopy(content, of: merged, against: next)
+                    content = try bytes(of: next.state)
+                }
             }
+            state = meta
+            state.hash = ContentHash(of: content)
+            state.size = content.count
+            merged = next
         }
-        if state.matches(newer.state) { return newer }
-        if state.matches(older.state) { return older }
-        let derived = CloudChange(id: older.id + "~" + newer.id, item: newer.itemID, base: newer.id,
-                                  mergedFrom: older.id, device: newer.device, time: newer.time, state: state,
-                                  title: newer.title)
+        try storeContent(content, state.hash)
+        if let head = puts.first(where: { state.matches($0.state) }) { return head }
+        let derived = CloudChange(id: heads.map(\.id).joined(separator: "~"), item: newest.itemID, base: newest.id,
+                                  mergedFrom: heads.dropLast().map(\.id).joined(separator: "~"), device: newest.device,
+                                  time: newest.time, state: state, title: newest.title)
         try remember(derived)
         return derived
     }
 
-    /// The change both were made on top of, when they share one this device knows.
-    private func commonBase(of first: CloudChange, _ second: CloudChange) throws -> CloudChange? {
-        guard let base = first.base, base == second.base else {
-            return try first.base.flatMap(known)
+    /// The edits behind `first` and `second` that no other of them contains, oldest first.
+    private func concurrentHeads(_ first: CloudChange, _ second: CloudChange) throws -> [CloudChange] {
+        var candidates: [CloudChange] = []
+        for id in Self.edits(in: first.id) + Self.edits(in: second.id) where !candidates.contains(where: { $0.id == id }) {
+            guard let change = id == second.id ? second : try known(id) else { continue }
+            candidates.append(change)
         }
-        return try known(base)
+        let heads = try candidates.filter { candidate in
+            try !candidates.contains { other in
+                guard other.id != candidate.id else { return false }
+                return try isAncestor(candidate.id, of: other)
+            }
+        }
+        return heads.sorted { $1.isNewer(than: $0) }
+    }
+
+    /// The edits a change id names: itself, or the heads a derived change was made of.
+    private static func edits(in id: ChangeID) -> [ChangeID] {
+        id.split(separator: "~").map(String.init)
+    }
+
+    /// The nearest change every one of `changes` was made on top of, as far as this device
+    /// knows: of their common ancestors, one that no other common ancestor descends from (the
+    /// newest such when merges crossed), so a three-way merge sees each side's own edits only.
+    private func commonAncestor(of changes: [CloudChange]) throws -> CloudChange? {
+        guard let first = changes.first else { return nil }
+        var common = try ancestors(of: first)
+        for other in changes.dropFirst() {
+            let theirs = Set(try ancestors(of: other))
+            common = common.filter(theirs.contains)
+        }
+        var below = Set<ChangeID>()
+        for candidate in common where !below.contains(candidate) {
+            guard let change = try known(candidate) else { continue }
+            for ancestor in try ancestors(of: change, stoppingAt: below) { below.insert(ancestor) }
+        }
+        return try common.filter { !below.contains($0) }.compactMap(known).max { $1.isNewer(than: $0) }
+    }
+
+    /// The changes `change` was made on top of, nearest first; none beyond those in `excluded`.
+    private func ancestors(of change: CloudChange, stoppingAt excluded: Set<ChangeID> = []) throws -> [ChangeID] {
+        var order: [ChangeID] = []
+        var queue = [change.base, change.mergedFrom].compactMap { $0 }.flatMap(Self.edits(in:))
+        var seen = excluded
+        while !queue.isEmpty {
+            let next = queue.removeFirst()
+            guard seen.insert(next).inserted else { continue }
+            order.append(next)
+            if let parent = try known(next) { queue += [parent.base, parent.mergedFrom].compactMap { $0 }.flatMap(Self.edits(in:)) }
+        }
+        return order
     }
 
     /// The losing side of an unmergeable pair, as the conflict copy every device makes alike:
     /// its id derives from the losing change alone (``asideID(of:)``), so no device makes a
     /// second one, whichever change it lost to here.
-    private func keepDerivedConflictCopy(of older: CloudChange, against newer: CloudChange) throws {
+    private func keepConflictCopy(_ bytes: Data, of older: CloudChange, against newer: CloudChange) throws {
         let copyID = Self.asideID(of: older)
         guard try writer.storedItem(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
-        let copy = try writer.saveConflictCopy(try bytes(of: older.state), id: copyID, kind: kind,
-                                               beside: newer.path, time: older.time,
+        let copy = try writer.saveConflictCopy(bytes, id: copyID, kind: kind, beside: newer.path, time: older.time,
                                                device: deviceName(older.device))
         guard let stored = try ItemState.stored(copy.item.id, in: writer) else { return }
-        let change = CloudChange(id: "copy:" + older.id + "|" + newer.id, item: copyID, base: nil,
+        let change = CloudChange(id: "copy:" + copyID.rawValue, item: copyID, base: nil,
                                  device: older.device, time: older.time, state: stored.state, title: stored.title)
         try remember(change)
         try writer.setSyncedChange(change.id, of: copyID)
@@ -254,8 +307,12 @@ struct ChangeApplier {
         var seen = Set<ChangeID>()
         while let next = pending.popLast() {
             if next == ancestor { return true }
-            guard seen.insert(next).inserted, let parent = try known(next) else { continue }
-            pending += [parent.base, parent.mergedFrom].compactMap { $0 }
+            guard seen.insert(next).inserted else { continue }
+            if next.contains("~") {
+                pending += Self.edits(in: next)
+            } else if let parent = try known(next) {
+                pending += [parent.base, parent.mergedFrom].compactMap { $0 }
+            }
         }
         return false
     }
