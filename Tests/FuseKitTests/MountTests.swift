@@ -177,12 +177,15 @@ struct MountTests {
             #expect(try sh(mount, "cat note.md") == "new\nmore\n")
             #expect(filesystem.openAndFlushRequests == before, "opens and closes reached the filesystem")
             let sub = try #require(filesystem.inode(at: "sub"))
+            // The kernel merges an inotify event into an identical one not read yet, so the two
+            // closes of note.md in a row may arrive as one.
             let expected: [CloseWatcher.Event] = [
                 .watching(folder: .root), .watching(folder: sub),
-                .closed(parent: .root, name: "note.md"), .closed(parent: .root, name: "note.md"),
+                .closed(parent: .root, name: "note.md"),
                 .closed(parent: sub, name: "a.txt"),
             ]
-            #expect(eventually { events.withLock { $0 } == expected }, "\(events.withLock { $0 })")
+            let distinct = { events.withLock { $0 }.reduce(into: [CloseWatcher.Event]()) { if $0.last != $1 { $0.append($1) } } }
+            #expect(eventually { distinct() == expected }, "\(events.withLock { $0 })")
         }
     }
 

@@ -212,10 +212,15 @@ public final class PostgresCloud: CloudBackend {
         try !cloudQuery("SELECT 1 FROM \(unescaped: schema).content WHERE hash = \(hash.rawValue)").isEmpty
     }
 
+    /// The candidates come from the `content_used` index and are checked against `keeping`
+    /// here, so a cloud of a million items never sends its whole keep-list to the server.
     public func removeContent(except keeping: Set<ContentHash>, unusedSince: Date) throws -> Int {
-        let kept = keeping.map(\.rawValue)
+        let unused = try cloudQuery("SELECT hash FROM \(unescaped: schema).content WHERE used < \(unusedSince)")
+            .map { ContentHash(rawValue: try decode($0, as: String.self)) }
+        let doomed = unused.filter { !keeping.contains($0) }.map(\.rawValue)
+        guard !doomed.isEmpty else { return 0 }
         return try cloudQuery("""
-            DELETE FROM \(unescaped: schema).content WHERE used < \(unusedSince) AND NOT (hash = ANY(\(kept)::text[]))
+            DELETE FROM \(unescaped: schema).content WHERE hash = ANY(\(doomed)::text[]) AND used < \(unusedSince)
             """).metadata.rows ?? 0
     }
 

@@ -61,6 +61,8 @@ enum PostgresSchema {
             CREATE ROLE \(role) LOGIN;
             CREATE SCHEMA \(role) AUTHORIZATION \(role);
             REVOKE ALL ON SCHEMA \(role) FROM PUBLIC;
+            -- Shelf's statements are short: compiling them (JIT) costs more than running them.
+            ALTER ROLE \(role) SET jit = off;
             -- Devices link with: shelf cloud link postgres://\(name)@HOST/DATABASE
 
             """
