@@ -97,7 +97,7 @@ public struct Importer: Sendable {
         let csvFormat = format ?? ImportFormat.detect(header: table.header, rows: table.records.prefix(50).map(\.cells))
         let decoder = try BookRowDecoder(format: csvFormat, header: table.header, userMap: columnMap)
         let rows = table.records.map { (line: $0.line, book: decoder.decode($0)) }
-        let index = rows.contains { (try? $0.book.get().hasOwnID) == false } ? try BookIndex(store) : BookIndex()
+        let index = try BookIndex(store)
         return try store.write(as: ChangeOrigin(.import)) { writer in
             var summary = ImportSummary(format: csvFormat)
             summary.encoding = source.encoding
@@ -107,10 +107,10 @@ public struct Importer: Sendable {
                 case .failure(let problem):
                     summary.skip(problem)
                 case .success(let imported):
-                    // Rows with ids of their own (Goodreads) find their books by id alone, so
-                    // a large catalogue import needs no index of the library.
-                    let match = BookMatch(title: imported.title, author: imported.author,
-                                          isbn: imported.hasOwnID ? nil : imported.isbn,
+                    // Rows with ids of their own (Goodreads) find their books by that id, else by
+                    // ISBN (a book a highlight import made first), never by title: two books of
+                    // one name in a catalogue stay two.
+                    let match = BookMatch(title: imported.title, author: imported.author, isbn: imported.isbn,
                                           sourceID: imported.sourceID, matchTitle: !imported.hasOwnID)
                     try books.apply(match, summary: &summary, at: ImportProblem(line: row.line, message: "")) { book, _ in
                         (imported.applied(to: book), nil)

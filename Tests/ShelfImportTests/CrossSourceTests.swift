@@ -61,6 +61,21 @@ import ShelfStore
         #expect(Int(result.stdout.trimmed()) == (try store.summaries(kind: .book).count))
     }
 
+    @Test func aCatalogueImportedAfterTheHighlightsJoinsTheirBooksByISBN() throws {
+        let temporary = try TemporaryFolder()
+        let store = try makeLibrary(temporary)
+        let kobo = try KoboDevice(in: temporary)
+        try kobo.addBook("file:///mnt/onboard/Dune.epub", title: "Dune", author: "Frank Herbert", isbn: "0441013597")
+        try kobo.addBookmark("b1", book: "file:///mnt/onboard/Dune.epub", text: "I must not fear.")
+        _ = try Importer().importFile(kobo.folder, into: store)
+        _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
+        let dunes = try store.booksByTitle().values.filter { $0.title.hasPrefix("Dune") }
+        #expect(dunes.count == 1, "\(dunes.map(\.title))")
+        #expect(dunes.first?.passages.count == 1)
+        let again = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
+        #expect(again.added == 0 && again.updated == 0, "\(again)")
+    }
+
     @Test func normalisedTextIgnoresQuotesAndSpacing() {
         #expect(HighlightText.normalized("“The spice”  must\nflow.") == HighlightText.normalized("\"The spice\" must flow."))
         #expect(HighlightText.normalized("it’s café") == HighlightText.normalized("it's cafe\u{301}"))
