@@ -45,6 +45,33 @@ import TestSupport
             .split(separator: "\n").map(String.init)
     }
 
+    @Test func whatKeepsALinkFromWorkingIsSaidWithWhatToDo() throws {
+        let server = try PostgresServer.shared()
+        let cloud = try TestClouds.makeCloud()
+        try server.execute("CREATE ROLE no_schema_\(cloud.address.user) LOGIN PASSWORD 'pw'")
+        let nowhere = try FreePort.next()
+        let folder = try TemporaryFolder()
+        let cases: [(address: String, environment: [String: String], says: String)] = [
+            (cloud.address.location, ["PGPASSWORD": "wrong"], "check the role's password"),
+            (cloud.address.location, ["HOME": folder.url.path], "PGPASSWORD, or add HOST:PORT:DATABASE:USER:PASSWORD to ~/.pgpass"),
+            (cloud.address.location.replacingOccurrences(of: "/\(TestClouds.database)", with: "/no_such_db"),
+             ["PGPASSWORD": cloud.password], "check the database name"),
+            ("postgres://no_schema_\(cloud.address.user)@\(server.host):\(server.port)/\(TestClouds.database)?sslmode=disable",
+             ["PGPASSWORD": "pw"], "setup-sql"),
+            ("postgres://\(cloud.address.user)@\(server.host):\(nowhere)/\(TestClouds.database)?sslmode=disable",
+             ["PGPASSWORD": cloud.password], "is PostgreSQL running"),
+        ]
+        for (index, attempt) in cases.enumerated() {
+            let store = try LibraryStore.create(at: folder.child("library-\(index)"))
+            let error = try #require(throws: (any Error).self) {
+                try SyncEngine.link(store, to: try PostgresAddress(attempt.address).cloud(environment: attempt.environment),
+                                    deviceName: "d")
+            }
+            #expect("\(error)".contains(attempt.says), "\(attempt.address): \(error)")
+            #expect(try store.cloudLink() == nil)
+        }
+    }
+
     @Test func oneCloudsCredentialsCannotReadOrWriteAnothers() throws {
         let server = try PostgresServer.shared()
         let mine = try TestClouds.makeCloud()

@@ -187,6 +187,8 @@ public enum CloudError: Error, Equatable, CustomStringConvertible {
     /// The place is empty where a cloud was linked: never read as "every item was deleted".
     case empty(location: String)
     case unreadable(location: String, reason: String)
+    /// The cloud's server refused or cannot be reached; `reason` says what to do.
+    case server(location: String, reason: String)
     /// The place holds files, but no Shelf cloud.
     case notACloud(location: String)
     /// The place holds another cloud than the one this library linked to.
@@ -203,6 +205,8 @@ public enum CloudError: Error, Equatable, CustomStringConvertible {
             "the cloud folder \(location) is empty although this library is linked to a cloud there; sync stopped and nothing was deleted. Restore the folder's contents (or wait for the file-sync tool to bring them), or `shelf cloud unlink` and link another place."
         case .unreadable(let location, let reason):
             "cannot read the cloud at \(location): \(reason). Check its permissions and that the disk or share is available."
+        case .server(let location, let reason):
+            "the cloud at \(location): \(reason)."
         case .notACloud(let location):
             "\(location) holds files but no Shelf cloud (no shelf-cloud.json); a cloud is created only in a new or empty folder: choose one, or the folder of an existing cloud."
         case .differentCloud(let location, let expected, let found):

@@ -244,7 +244,7 @@ public final class PostgresCloud: CloudBackend {
         } catch let error as PostgresCloudError where PostgresSchema.isMissingRelation(error.sqlState) {
             throw try whenMissing?() ?? CloudError.empty(location: location)
         } catch let error as PostgresCloudError {
-            throw CloudError.unreadable(location: location, reason: error.description)
+            throw CloudError.server(location: location, reason: error.description)
         }
     }
 
@@ -255,7 +255,7 @@ public final class PostgresCloud: CloudBackend {
         } catch let error as PostgresCloudError where PostgresSchema.isMissingRelation(error.sqlState) {
             throw CloudError.empty(location: location)
         } catch let error as PostgresCloudError {
-            throw CloudError.unreadable(location: location, reason: error.description)
+            throw CloudError.server(location: location, reason: error.description)
         }
     }
 

@@ -91,6 +91,6 @@ enum PostgresSchema {
     }
 
     static func missingSchemaError(_ location: String) -> CloudError {
-        .unreadable(location: location, reason: "its schema does not exist; an administrator creates it with the SQL `shelf cloud setup-sql NAME` prints")
+        .server(location: location, reason: "its schema does not exist; an administrator creates it with the SQL `shelf cloud setup-sql NAME` prints")
     }
 }

@@ -109,8 +109,9 @@ final class PostgresSession: @unchecked Sendable {
     }
 }
 
-/// Why a PostgreSQL cloud call failed, in words for the user: the server's message and its
-/// SQLSTATE when it answered, else what happened to the connection. Never holds a password.
+/// Why a PostgreSQL cloud call failed, in words for the user with what to do about it: the
+/// server's message and its SQLSTATE when it answered, else what happened to the connection.
+/// Never holds a password.
 struct PostgresCloudError: Error, CustomStringConvertible {
     /// The server's SQLSTATE, when it answered with an error.
     let sqlState: String?
@@ -123,15 +124,35 @@ struct PostgresCloudError: Error, CustomStringConvertible {
         }
         guard let error = error as? PSQLError else {
             sqlState = nil
-            description = "cannot reach the cloud at \(location): \(error)"
+            description = "cannot reach the server: \(error)"
             return
         }
         sqlState = error.serverInfo?[.sqlState]
         if let message = error.serverInfo?[.message] {
-            description = "the cloud at \(location) answered: \(message) (SQLSTATE \(sqlState ?? "?"))"
-        } else {
-            let underlying = error.underlying.map { ": \($0)" } ?? ""
-            description = "cannot reach the cloud at \(location) (\(error.code)\(underlying))"
+            let advice = sqlState.flatMap(Self.advice(forSQLState:)).map { "; \($0)" } ?? ""
+            description = "the server answered: \(message) (SQLSTATE \(sqlState ?? "?"))\(advice)"
+            return
+        }
+        switch error.code {
+        case .authMechanismRequiresPassword:
+            description = "the server asks for a password and none was found: set PGPASSWORD, or add HOST:PORT:DATABASE:USER:PASSWORD to ~/.pgpass (mode 0600)"
+        case .sslUnsupported:
+            description = "the server does not offer TLS, which the address's sslmode requires: turn on ssl in the server's settings, or link with sslmode=prefer"
+        default:
+            let underlying = error.underlying.map { "\($0)" } ?? "\(error.code)"
+            let refused = underlying.contains("Connection refused")
+            description = refused ? "cannot reach the server: nothing accepts connections there (is PostgreSQL running, and listening on that host and port?)"
+                                  : "cannot reach the server (\(underlying))"
+        }
+    }
+
+    /// What to do about the server errors a person can fix.
+    private static func advice(forSQLState state: String) -> String? {
+        switch state {
+        case "28P01", "28000": "check the role's password in PGPASSWORD or ~/.pgpass, and that the role may log in"
+        case "3D000": "check the database name at the end of the address"
+        case "42501": "this role may not use that schema: link with the cloud's own role, or ask its administrator"
+        default: nil
         }
     }
 
