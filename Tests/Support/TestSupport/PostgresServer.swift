@@ -38,6 +38,8 @@ public final class PostgresServer: @unchecked Sendable {
         folder = FileManager.default.temporaryDirectory.appendingPathComponent("shelf-pg-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         LeftoverRecords.servers.record(folder.path)
+        try ServerWatchdog.cleanUp("runuser -u postgres -- \(Self.binaries)/pg_ctl -D '\(folder.path)/data' -m immediate stop",
+                                   record: folder.path)
         port = try FreePort.next()
         certificates = try TestCertificates(in: folder.appendingPathComponent("tls"))
         let passwordFile = folder.appendingPathComponent("superuser-password")
@@ -49,7 +51,6 @@ public final class PostgresServer: @unchecked Sendable {
         try Data(configuration.utf8).write(to: dataFolder.appendingPathComponent("postgresql.auto.conf"))
         try Data("host all all 127.0.0.1/32 scram-sha-256\n".utf8).write(to: dataFolder.appendingPathComponent("pg_hba.conf"))
         try Self.giveToPostgres(folder)
-        try ServerWatchdog.cleanUp("runuser -u postgres -- \(Self.binaries)/pg_ctl -D '\(dataFolder.path)' -m immediate stop", record: folder.path)
         try start()
     }
 
@@ -131,9 +132,8 @@ public final class PostgresServer: @unchecked Sendable {
 
     /// Runs `executable` as `postgres`, holding none of this process's descriptors.
     static func asPostgres(_ executable: String, _ arguments: [String]) throws {
-        let script = ServerWatchdog.closingInheritedDescriptors + #"exec "$@""#
-        let result = try CommandRunner.run("bash", ["-c", script, "bash", "runuser", "-u", "postgres", "--", executable] + arguments,
-                                           in: "/", timeout: commandTimeout)
+        let command = ServerWatchdog.cleanSlate(["runuser", "-u", "postgres", "--", executable] + arguments)
+        let result = try CommandRunner.run(command[0], Array(command.dropFirst()), in: "/", timeout: commandTimeout)
         guard result.succeeded else {
             throw HarnessError("\(URL(fileURLWithPath: executable).lastPathComponent) failed: \(result.stderr)\(result.stdout)")
         }

@@ -35,7 +35,22 @@ final class PostgresSession: @unchecked Sendable {
     /// Runs `query` and returns every row.
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
-        try withConnection { try $0.query(query, logger: logger).wait() }
+        try withConnection { try Self.finish($0.query(query, logger: logger), on: $0) }
+    }
+
+    /// How long one statement may take before its connection is given up: a server or network
+    /// that stops answering must not hold the sync thread (and a mount's unmount) forever.
+    static let statementDeadline = TimeAmount.seconds(60)
+
+    /// Waits for `future`; past the deadline the connection is closed, which fails the
+    /// statement, and the next call connects again.
+    static func finish<T>(_ future: EventLoopFuture<T>, on connection: PostgresConnection) throws -> T {
+        let deadline = connection.eventLoop.scheduleTask(in: statementDeadline) {
+            let closing: EventLoopFuture<Void> = connection.close()
+            closing.whenComplete { _ in }
+        }
+        defer { deadline.cancel() }
+        return try future.wait()
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
@@ -61,11 +76,11 @@ final class PostgresSession: @unchecked Sendable {
 
         @discardableResult
         func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
-            try connection.query(query, logger: logger).wait()
+            try PostgresSession.finish(connection.query(query, logger: logger), on: connection)
         }
 
         fileprivate func run(_ statement: String) throws {
-            _ = try connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).wait()
+            _ = try query(PostgresQuery(unsafeSQL: statement))
         }
     }
 
@@ -104,7 +119,7 @@ final class PostgresSession: @unchecked Sendable {
     private func connect() throws -> PostgresConnection {
         let connection = try PostgresConnection.connect(on: PostgresConnection.defaultEventLoopGroup.any(),
                                                         configuration: configuration, id: 1, logger: logger).wait()
-        _ = try? connection.query("SET jit = off", logger: logger).wait()
+        _ = try? Self.finish(connection.query("SET jit = off", logger: logger), on: connection)
         return connection
     }
 }
