@@ -31,9 +31,7 @@ import ShelfStore
     @Test func aCatalogueAndFourHighlightSourcesGiveOneFilePerBookThatPythonFrontmatterReads() throws {
         let temporary = try TemporaryFolder()
         let store = try makeLibrary(temporary)
-        let kobo = try KoboDevice(in: temporary)
-        try kobo.addBook("file:///mnt/onboard/Dune.epub", title: "Dune", author: "Frank Herbert", isbn: "0441013597")
-        try kobo.addBookmark("b1", book: "file:///mnt/onboard/Dune.epub", text: "I must not fear.\nFear is the mind-killer.")
+        let kobo = try koboWithDune(in: temporary, highlight: "I must not fear.\nFear is the mind-killer.")
         for source in [fixture("goodreads_library_export.csv"), fixture("readwise_export.csv"), fixture("koreader"),
                        fixture("calibre"), kobo.folder] {
             _ = try Importer().importFile(source, into: store)
@@ -64,9 +62,7 @@ import ShelfStore
     @Test func aCatalogueImportedAfterTheHighlightsJoinsTheirBooksByISBN() throws {
         let temporary = try TemporaryFolder()
         let store = try makeLibrary(temporary)
-        let kobo = try KoboDevice(in: temporary)
-        try kobo.addBook("file:///mnt/onboard/Dune.epub", title: "Dune", author: "Frank Herbert", isbn: "0441013597")
-        try kobo.addBookmark("b1", book: "file:///mnt/onboard/Dune.epub", text: "I must not fear.")
+        let kobo = try koboWithDune(in: temporary, highlight: "I must not fear.")
         _ = try Importer().importFile(kobo.folder, into: store)
         _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
         let dunes = try store.booksByTitle().values.filter { $0.title.hasPrefix("Dune") }
@@ -74,6 +70,14 @@ import ShelfStore
         #expect(dunes.first?.passages.count == 1)
         let again = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
         #expect(again.added == 0 && again.updated == 0, "\(again)")
+    }
+
+    /// A Kobo holding Dune (by its ISBN-10) with one highlight.
+    func koboWithDune(in temporary: TemporaryFolder, highlight: String) throws -> KoboDevice {
+        let kobo = try KoboDevice(in: temporary)
+        try kobo.addBook("file:///mnt/onboard/Dune.epub", title: "Dune", author: "Frank Herbert", isbn: "0441013597")
+        try kobo.addBookmark("b1", book: "file:///mnt/onboard/Dune.epub", text: highlight)
+        return kobo
     }
 
     @Test func normalisedTextIgnoresQuotesAndSpacing() {
