@@ -72,7 +72,7 @@ struct ChangeApplier {
         guard puts.count > 1 else { return puts.first ?? newest }
         let base = try commonAncestor(of: puts)
         var state = puts[0].state
-        var merged = puts[0]
+        var lastFolded = puts[0]
         var content = try bytes(of: puts[0].state)
         for next in puts.dropFirst() {
             let meta = Self.mergedMetadata(base: base?.state, older: state, newer: next.state)
@@ -81,14 +81,14 @@ struct ChangeApplier {
                 case .merged(let bytes):
                     content = bytes
                 case .conflict:
-                    try keepConflictCopy(content, of: merged, against: next)
+                    try keepConflictCopy(content, of: lastFolded, against: next)
                     content = try bytes(of: next.state)
                 }
             }
             state = meta
             state.hash = ContentHash(of: content)
             state.size = content.count
-            merged = next
+            lastFolded = next
         }
         try storeContent(content, state.hash)
         if let head = puts.first(where: { state.matches($0.state) }) { return head }
@@ -140,11 +140,13 @@ struct ChangeApplier {
 
     /// The changes `change` was made on top of, nearest first; none beyond those in `excluded`.
     private func ancestors(of change: CloudChange, stoppingAt excluded: Set<ChangeID> = []) throws -> [ChangeID] {
-        var order: [ChangeID] = []
         var queue = [change.base, change.mergedFrom].compactMap { $0 }.flatMap(Self.edits(in:))
         var seen = excluded
-        while !queue.isEmpty {
-            let next = queue.removeFirst()
+        var order: [ChangeID] = []
+        var position = 0
+        while position < queue.count {
+            let next = queue[position]
+            position += 1
             guard seen.insert(next).inserted else { continue }
             order.append(next)
             if let parent = try known(next) { queue += [parent.base, parent.mergedFrom].compactMap { $0 }.flatMap(Self.edits(in:)) }
