@@ -33,19 +33,27 @@ struct ImportedBook: Hashable, Sendable {
         book.sourceID = book.sourceID ?? sourceID
         if let author { book.author = author }
         if let isbn { book.isbn = isbn }
-        if let status { book.status = status }
-        if let currentPage { book.currentPage = currentPage }
-        if let totalPages { book.totalPages = totalPages }
-        if let rating { book.rating = rating }
         if let dateAdded { book.dateAdded = dateAdded }
         if let dateFinished { book.dateFinished = dateFinished }
-        book.tags += tags.filter { !book.tags.contains($0) }
-        book.setProperties(properties)
+        book.takeReading(status: status, currentPage: currentPage, totalPages: totalPages, rating: rating,
+                         tags: tags, properties: properties)
         return book
     }
 }
 
 extension Book {
+    /// What an import says about reading the book: each value it has replaces the book's,
+    /// tags are added to the book's (the user may have tagged it in Shelf), properties set.
+    mutating func takeReading(status: ReadingStatus?, currentPage: Int?, totalPages: Int?, rating: Double?,
+                              tags: [String], properties: [Property]) {
+        if let status { self.status = status }
+        if let currentPage { self.currentPage = currentPage }
+        if let totalPages { self.totalPages = totalPages }
+        if let rating { self.rating = rating }
+        self.tags += tags.filter { !self.tags.contains($0) }
+        setProperties(properties)
+    }
+
     /// Sets each of `properties` in place, or appends it; other properties stay.
     mutating func setProperties(_ properties: [Property]) {
         for property in properties {

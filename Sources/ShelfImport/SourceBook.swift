@@ -40,12 +40,8 @@ struct SourceBook: Sendable {
         book.sourceID = book.sourceID ?? match.sourceID
         if book.author == nil { book.author = author }
         if book.isbn == nil { book.isbn = isbn }
-        if let status { book.status = status }
-        if let currentPage { book.currentPage = currentPage }
-        if let totalPages { book.totalPages = totalPages }
-        if let rating { book.rating = rating }
-        book.tags += tags.filter { !book.tags.contains($0) }
-        book.setProperties(properties)
+        book.takeReading(status: status, currentPage: currentPage, totalPages: totalPages, rating: rating,
+                         tags: tags, properties: properties)
         if book.introduction.isEmpty, let description { book.introduction = description + "\n\n" }
         return book
     }
