@@ -41,9 +41,11 @@ struct ChangeApplier {
         let local = try ItemState.stored(id, in: writer)
         let synced = try writer.syncedCloudChange(of: id)
         var incoming = change
-        if let synced {
+        // The usual case, a change made on top of this device's, is told at its first link;
+        // only a change that is not walks this device's history for it.
+        if let synced, try !isAncestor(synced.id, of: change) {
             if try isAncestor(change.id, of: synced) { return }
-            if try !isAncestor(synced.id, of: change) { incoming = try resolveConcurrent(synced, change) }
+            incoming = try resolveConcurrent(synced, change)
         }
         if let local, local.state.needsPush(since: synced) {
             try rebase(local: local.state, localContent: try local.content ?? bytes(of: local.state), onto: incoming,
