@@ -156,19 +156,15 @@ struct ChangeApplier {
         return order
     }
 
-    /// The losing side of an unmergeable pair, as the conflict copy every device makes alike:
-    /// its id derives from the losing change alone (``asideID(of:)``), so no device makes a
-    /// second one, whichever change it lost to here.
+    /// The losing side of an unmergeable pair, kept aside as a conflict copy. Its id derives from
+    /// the losing change alone (``asideID(of:)``), and it is pushed like an item made here: a
+    /// device that met the same edits another way (rebasing its own edit onto them) keeps the
+    /// same loser aside under the same id, and the copies meet in the cloud as one item.
     private func keepConflictCopy(_ bytes: Data, of older: CloudChange, against newer: CloudChange) throws {
         let copyID = Self.asideID(of: older)
         guard try writer.storedItem(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
-        let copy = try writer.saveConflictCopy(bytes, id: copyID, kind: kind, beside: newer.path, time: older.time,
-                                               device: deviceName(older.device))
-        guard let stored = try ItemState.stored(copy.item.id, in: writer) else { return }
-        let change = CloudChange(id: "copy:" + copyID.rawValue, item: copyID, base: nil,
-                                 device: older.device, time: older.time, state: stored.state, title: stored.title)
-        try remember(change)
-        try writer.setSyncedChange(change.id, of: copyID)
+        _ = try writer.saveConflictCopy(bytes, id: copyID, kind: kind, beside: newer.path, time: older.time,
+                                        device: deviceName(older.device))
     }
 
     // MARK: Local edits
