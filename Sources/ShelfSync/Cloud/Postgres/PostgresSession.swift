@@ -10,7 +10,8 @@ import PostgresNIO
 /// waits here for the server's reply. Never call it from an event loop or a Swift task. Calls
 /// take turns: a transaction's statements must go down one connection, and through a pooler in
 /// transaction mode (PgBouncer) only between `BEGIN` and `COMMIT` does that connection stay
-/// this client's, so nothing here relies on session state (no `SET`, no named statements).
+/// this client's, so nothing here relies on session state (no named statements; the one `SET`
+/// is a speed-up that may be lost).
 final class PostgresSession: @unchecked Sendable {
     let configuration: PostgresConnection.Configuration
     /// Where the server is, without secrets: for messages.
