@@ -162,9 +162,9 @@ public enum FileNaming {
     }
 
     /// `Stem (conflict YYYY-MM-DD HHMMSS device).md` for a conflict copy of the file `name`,
-    /// made at `time` (UTC) on `device`. The stem of a conflict copy is its original's, so
-    /// names never nest.
-    public static func conflictCopyName(of name: String, time: Date, device: String) -> String {
+    /// made at `time` (UTC) on `device`; with a `tag`, `(conflict … device tag)`. The stem of a
+    /// conflict copy is its original's, so names never nest.
+    public static func conflictCopyName(of name: String, time: Date, device: String, tag: String? = nil) -> String {
         let formatter = DateFormatter()
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
@@ -173,7 +173,8 @@ public enum FileNaming {
         if let range = stem.range(of: " (conflict ", options: .backwards), stem.hasSuffix(")") {
             stem = stem[..<range.lowerBound]
         }
-        return fileName(stem: String(stem), suffix: " (conflict \(formatter.string(from: time)) \(device))")
+        let tagged = tag.map { " " + $0 } ?? ""
+        return fileName(stem: String(stem), suffix: " (conflict \(formatter.string(from: time)) \(device)\(tagged))")
     }
 
     /// Whether the file at `path` is a conflict copy (see ``conflictCopyName(of:time:device:)``).

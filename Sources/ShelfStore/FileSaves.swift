@@ -40,10 +40,11 @@ extension StoreWriter {
 
     /// Keeps `bytes` verbatim as a new item `id` named as a conflict copy of the file at `path`
     /// (`Title (conflict YYYY-MM-DD HHMMSS device).md` beside it, numbered if taken), made at
-    /// `time` on `device`: the side of a conflict that did not win, never lost.
+    /// `time` on `device`: the side of a conflict that did not win, never lost. `tag` makes the
+    /// name one no other copy has, for a copy every device makes alike.
     public func saveConflictCopy(_ bytes: Data, id: ItemID = .generate(), kind: ItemKind, beside path: String,
-                                 time: Date, device: String) throws -> ItemRecord {
-        let name = FileNaming.conflictCopyName(of: String(ItemPath.fileName(of: path)), time: time, device: device)
+                                 time: Date, device: String, tag: String? = nil) throws -> ItemRecord {
+        let name = FileNaming.conflictCopyName(of: String(ItemPath.fileName(of: path)), time: time, device: device, tag: tag)
         let copyPath = try freePath(near: ItemPath.folder(of: path) + "/" + name)
         return try with(ChangeOrigin(.conflict, device: device)) {
             try saveFile(bytes, of: id, kind: kind, at: copyPath, basedOn: nil, modified: time)

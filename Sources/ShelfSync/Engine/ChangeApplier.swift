@@ -164,7 +164,7 @@ struct ChangeApplier {
         let copyID = Self.asideID(of: older)
         guard try writer.storedItem(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
         _ = try writer.saveConflictCopy(bytes, id: copyID, kind: kind, beside: newer.path, time: older.time,
-                                        device: deviceName(older.device))
+                                        device: deviceName(older.device), tag: Self.asideTag(copyID))
     }
 
     // MARK: Local edits
@@ -197,7 +197,8 @@ struct ChangeApplier {
                     if try writer.storedItem(id: copyID) == nil {
                         _ = try writer.saveConflictCopy(older, id: copyID, kind: kind, beside: local.path,
                                                         time: localIsNewer ? remote.time : local.modified,
-                                                        device: deviceName(localIsNewer ? remote.device : device))
+                                                        device: deviceName(localIsNewer ? remote.device : device),
+                                                        tag: localIsNewer ? Self.asideTag(copyID) : nil)
                     }
                 }
             }
@@ -320,6 +321,11 @@ struct ChangeApplier {
     /// An item id every device derives alike from `seed` (UUID-shaped, from its SHA-256).
     /// The id of the conflict copy that keeps `change`'s content aside once it lost.
     static func asideID(of change: CloudChange) -> ItemID { derivedItemID("aside|" + change.id) }
+
+    /// A few characters of an aside copy's id in its name: two edits of one device that lost in
+    /// the same second get two names, the same on every device, instead of a number each
+    /// device gives in the order the copies reached it.
+    static func asideTag(_ id: ItemID) -> String { String(id.rawValue.prefix(4)) }
 
     static func derivedItemID(_ seed: String) -> ItemID {
         let hex = ContentHash(of: Data(seed.utf8)).rawValue.prefix(32)
