@@ -135,9 +135,8 @@ struct CloudPlace {
             address = nil
         case .postgres:
             let server = try PostgresServer()
-            try server.makeDatabase("shelf_load")
-            try server.execute(try PostgresCloud.setupSQL(cloud: "load"), database: "shelf_load")
-            try server.execute("ALTER ROLE load PASSWORD '\(password)'")
+            try server.makeCloud(role: "load", setupSQL: try PostgresCloud.setupSQL(cloud: "load"), password: password,
+                                 database: "shelf_load")
             address = try PostgresAddress("postgres://load@\(server.host):\(server.port)/shelf_load?sslmode=disable")
             self.server = server
             folder = nil
@@ -317,7 +316,7 @@ final class LatencyProbe: @unchecked Sendable {
     }
 
     private func watch() {
-        let giveUp = { self.lock.withLock { self.isStopped } ? Date().addingTimeInterval(60) : nil }
+        // Set once saving stops: the probes saved by then get a minute to arrive.
         var deadline: Date?
         while true {
             let probes = lock.withLock { written }
@@ -332,7 +331,7 @@ final class LatencyProbe: @unchecked Sendable {
                     }
                 }
             }
-            if deadline == nil { deadline = giveUp() }
+            if deadline == nil, lock.withLock({ isStopped }) { deadline = Date().addingTimeInterval(60) }
             if let deadline, missing == 0 || Date() > deadline { return }
             Thread.sleep(forTimeInterval: 0.01)
         }

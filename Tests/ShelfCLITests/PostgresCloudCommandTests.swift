@@ -12,13 +12,11 @@ import TestSupport
     /// its address and its role's password.
     func makeCloud(with cli: ShelfCLI, on server: PostgresServer? = nil) throws -> (address: String, password: String) {
         let server = try server ?? PostgresServer.shared()
-        try server.makeDatabase(Self.database)
         let role = "cli_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
         let sql = try cli.run("cloud", "setup-sql", role)
         try #require(sql.status == 0, "\(sql)")
-        try server.execute(sql.stdout, database: Self.database)
         let password = "secret-" + UUID().uuidString
-        try server.execute("ALTER ROLE \(role) PASSWORD '\(password)'")
+        try server.makeCloud(role: role, setupSQL: sql.stdout, password: password, database: Self.database)
         return ("postgres://\(role)@\(server.host):\(server.port)/\(Self.database)?sslmode=require", password)
     }
 

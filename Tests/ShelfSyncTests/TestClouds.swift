@@ -11,11 +11,9 @@ enum TestClouds {
     /// password) and its role's password.
     static func makeCloud(on server: PostgresServer? = nil, settings: String = "sslmode=disable") throws -> (address: PostgresAddress, password: String) {
         let server = try server ?? PostgresServer.shared()
-        try server.makeDatabase(database)
         let role = "cloud_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
         let password = "pw-" + UUID().uuidString
-        try server.execute(try PostgresCloud.setupSQL(cloud: role), database: database)
-        try server.execute("ALTER ROLE \(role) PASSWORD '\(password)'")
+        try server.makeCloud(role: role, setupSQL: try PostgresCloud.setupSQL(cloud: role), password: password, database: database)
         let address = try PostgresAddress("postgres://\(role)@\(server.host):\(server.port)/\(database)?\(settings)",
                                           environment: [:])
         return (address, password)

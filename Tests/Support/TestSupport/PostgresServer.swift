@@ -114,13 +114,12 @@ public final class PostgresServer: @unchecked Sendable {
         try execute("CREATE DATABASE \"\(name)\"")
     }
 
-    /// A login role; with `ownSchema`, a schema of the same name in `database` that only it can reach.
-    public func makeRole(_ name: String, password: String, ownSchema: Bool, database: String = "postgres") throws {
-        try execute("CREATE ROLE \"\(name)\" LOGIN PASSWORD '\(password)'")
-        if ownSchema {
-            try execute("CREATE SCHEMA \"\(name)\" AUTHORIZATION \"\(name)\"; REVOKE ALL ON SCHEMA \"\(name)\" FROM PUBLIC",
-                        database: database)
-        }
+    /// A cloud's role and schema, made as an administrator makes them: `setupSQL` (what
+    /// `shelf cloud setup-sql ROLE` prints) run in `database`, then a password for the role.
+    public func makeCloud(role: String, setupSQL: String, password: String, database: String) throws {
+        try makeDatabase(database)
+        try execute(setupSQL, database: database)
+        try execute("ALTER ROLE \"\(role)\" PASSWORD '\(password)'")
     }
 
     /// Ends every connection of `user` on the server, as an administrator's `pg_terminate_backend` does.

@@ -130,18 +130,13 @@ public struct PostgresAddress: Equatable, Sendable {
             }
             configuration.trustRoots = .file(path)
         }
-        let context = try PostgresConnection.Configuration.TLS.tlsContext(configuration)
-        return tls == .require || tls == .verifyCA || tls == .verifyFull ? .require(context) : .prefer(context)
-    }
-}
-
-extension PostgresConnection.Configuration.TLS {
-    static func tlsContext(_ configuration: TLSConfiguration) throws -> NIOSSLContext {
+        let context: NIOSSLContext
         do {
-            return try NIOSSLContext(configuration: configuration)
+            context = try NIOSSLContext(configuration: configuration)
         } catch {
             throw CloudLocationError(description: "cannot set up TLS for the cloud: \(error)")
         }
+        return tls == .require || tls == .verifyCA || tls == .verifyFull ? .require(context) : .prefer(context)
     }
 }
 

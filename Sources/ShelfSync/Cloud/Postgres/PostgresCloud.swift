@@ -235,25 +235,20 @@ public final class PostgresCloud: CloudBackend {
         return try !cloudQuery("SELECT 1 FROM pg_namespace WHERE nspname = \(name)").isEmpty
     }
 
-    /// Runs `query`; a missing table or schema becomes what `whenMissing` says (a cloud not
-    /// created yet), any other failure a `CloudError` (sync waits and retries).
+    /// Runs `query`; see ``call(whenMissing:_:)``.
     @discardableResult
     private func cloudQuery(_ query: PostgresQuery, whenMissing: (() throws -> CloudError)? = nil) throws -> PostgresQueryResult {
-        do {
-            return try session.query(query)
-        } catch let error as PostgresCloudError where PostgresSchema.isMissingRelation(error.sqlState) {
-            throw try whenMissing?() ?? CloudError.empty(location: location)
-        } catch let error as PostgresCloudError {
-            throw CloudError.server(location: location, reason: error.description)
-        }
+        try call(whenMissing: whenMissing) { try session.query(query) }
     }
 
-    /// Runs `body` (a transaction), turning server failures into `CloudError`s.
-    private func call<T>(_ body: () throws -> T) throws -> T {
+    /// Runs `body` (statements or a transaction), turning server failures into `CloudError`s: a
+    /// missing table or schema becomes what `whenMissing` says (a cloud not created yet), any
+    /// other failure `.server` (sync waits and retries).
+    private func call<T>(whenMissing: (() throws -> CloudError)? = nil, _ body: () throws -> T) throws -> T {
         do {
             return try body()
         } catch let error as PostgresCloudError where PostgresSchema.isMissingRelation(error.sqlState) {
-            throw CloudError.empty(location: location)
+            throw try whenMissing?() ?? CloudError.empty(location: location)
         } catch let error as PostgresCloudError {
             throw CloudError.server(location: location, reason: error.description)
         }
