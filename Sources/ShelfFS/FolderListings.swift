@@ -86,7 +86,7 @@ final class FolderListings: Sendable {
             for name in try plain.entries(of: folder) {
                 if isItemFolder && ItemPath.isItemFileName(name) { continue }
                 if folder.isRoot && name == MountPath.statusFolder.rawValue { continue }
-                if name.hasPrefix(PlainFileArea.internalPrefix) { continue }
+                if name.hasBytePrefix(PlainFileArea.internalPrefix) { continue }
                 others.append((name, .plain(folder.appending(name))))
             }
             if isItemFolder {

@@ -22,6 +22,12 @@ final class ItemBuffer: Sendable {
         var detached = false
         /// The journal entry mirroring `bytes` while they hold unsaved writes.
         var journal: SaveJournal.Entry?
+        /// What a file renamed over the item brought besides its bytes (times, mode, user
+        /// attributes), to become the item's with them at the save; nil for a program's writes.
+        var carried: ItemCommitter.FileMetadata?
+        /// The inode of the item file a rename replaced with these bytes: it keeps showing what
+        /// it showed to the programs still reading it, from before the save.
+        var replacing: UInt64?
     }
 
     let inode: UInt64
@@ -43,12 +49,16 @@ final class ItemBuffer: Sendable {
         }
     }
 
-    /// What `stat` shows while the bytes are held; nil once detached.
-    var shape: (size: Int, modified: Date)? {
-        state.withLock { $0.detached ? nil : ($0.bytes.count, $0.modified) }
+    /// What `stat` shows while the bytes are held; nil once detached. `permissions`: those a
+    /// file renamed over the item brings, until they are saved with it.
+    var shape: (size: Int, modified: Date, permissions: UInt32?)? {
+        state.withLock { $0.detached ? nil : ($0.bytes.count, $0.modified, $0.dirty ? $0.carried?.permissions : nil) }
     }
 
     var isDirty: Bool { state.withLock { $0.dirty } }
+
+    /// The replaced item file whose bytes are to be kept before these are saved (once).
+    func takeReplaced() -> UInt64? { state.withLock { $0.replacing.take() } }
 
     /// The file's modification time was set (`utimensat`): `stat` shows it until the next write.
     func setModified(_ date: Date) {
@@ -58,13 +68,23 @@ final class ItemBuffer: Sendable {
     /// Runs `save` on the unsaved bytes, if any, and marks them saved at the version it returns;
     /// their journal entry ends. The buffer stays locked meanwhile, so no write interleaves
     /// with its own save.
-    func saveIfDirty(_ save: (_ bytes: [UInt8], _ baseVersion: Int64?, _ modified: Date) throws -> Int64) throws {
+    func saveIfDirty(_ save: (_ unsaved: Unsaved) throws -> Int64) throws {
         try state.withLock { state in
             guard state.dirty, !state.detached else { return }
-            state.baseVersion = try save(state.bytes, state.baseVersion, state.modified)
+            state.baseVersion = try save(Unsaved(bytes: state.bytes, baseVersion: state.baseVersion,
+                                                 modified: state.modified, carried: state.carried))
             state.dirty = false
+            state.carried = nil
             if let entry = state.journal.take() { journal.end(entry) }
         }
+    }
+
+    /// What a save of the buffer commits.
+    struct Unsaved {
+        var bytes: [UInt8]
+        var baseVersion: Int64?
+        var modified: Date
+        var carried: ItemCommitter.FileMetadata?
     }
 }
 
@@ -149,6 +169,24 @@ final class ItemBuffers: Sendable {
             $0[inode] = ItemBuffer(inode: inode, .init(bytes: [], baseVersion: nil, dirty: true, modified: Date(),
                                                        journal: entry), journal: journal)
         }
+    }
+
+    /// A file renamed over an item (an atomic save): its bytes (`bytes`, read from `file`)
+    /// become `inode`'s unsaved bytes, saved into `target` with the times, mode and attributes
+    /// the file carried; the inode it replaces is `replacing`. The file itself moves into the
+    /// journal as the entry's bytes; returns false when it could not and stays where it was.
+    func adopt(_ bytes: [UInt8], from file: String, as inode: UInt64, target: SaveJournal.Target,
+               carrying metadata: ItemCommitter.FileMetadata, replacing: UInt64?) throws(Errno) -> Bool {
+        let moved = try journal.begin(inode, target: target, movingFileAt: file)
+        let entry = if let moved { moved } else { try journal.begin(inode, target: target, bytes: bytes) }
+        let baseVersion: Int64? = if case .item(_, let base) = target { base } else { nil }
+        buffers.withLock {
+            $0[inode] = ItemBuffer(inode: inode, .init(bytes: bytes, baseVersion: baseVersion, dirty: true,
+                                                       modified: metadata.modified, journal: entry, carried: metadata,
+                                                       replacing: replacing),
+                                   journal: journal)
+        }
+        return moved != nil
     }
 
     /// A new file's unsaved bytes now belong at `path` (it was renamed before its first save).

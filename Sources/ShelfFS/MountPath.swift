@@ -49,7 +49,7 @@ struct MountPath: Hashable, Sendable, CustomStringConvertible {
 
     /// Whether `self` is `folder` or lies somewhere below it.
     func isInside(_ folder: MountPath) -> Bool {
-        folder.isRoot || rawValue == folder.rawValue || rawValue.hasPrefix(folder.rawValue + "/")
+        folder.isRoot || self == folder || rawValue.hasBytePrefix(folder.rawValue + "/")
     }
 
     /// `self` with its leading `from` folder replaced by `to` (for folder renames).

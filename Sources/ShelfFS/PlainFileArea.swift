@@ -41,6 +41,14 @@ struct PlainFileArea: Sendable {
         return info.st_mode & S_IFMT == S_IFDIR
     }
 
+    /// Syncs the folder's entries to disk (`fsync` of the folder on the mount).
+    func syncFolder(_ path: MountPath) throws(Errno) {
+        let fd = Glibc.open(realPath(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .current }
+        defer { close(fd) }
+        guard fsync(fd) == 0 else { throw .current }
+    }
+
     /// Entry names of the folder, without `.` and `..`.
     func entries(of path: MountPath) throws(Errno) -> [String] {
         guard let dir = opendir(realPath(path)) else { throw .current }
@@ -110,7 +118,7 @@ struct PlainFileArea: Sendable {
         while let folder = waiting.popLast() {
             for name in (try? entries(of: folder)) ?? [] {
                 let path = folder.appending(name)
-                if name.hasPrefix(Self.internalPrefix) {
+                if name.hasBytePrefix(Self.internalPrefix) {
                     try? unlink(path)
                 } else if isDirectory(path) {
                     waiting.append(path)

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import FuseKit
 import ShelfModel
+import Synchronization
 
 /// Unsaved writes to item files, mirrored into the library as they arrive, so a crash of the
 /// mount loses nothing the kernel handed over.
@@ -9,11 +10,13 @@ import ShelfModel
 /// With stateless opens the mount learns of a writer's close only a moment after it returned,
 /// and commits then; a daemon killed meanwhile would drop those bytes. So each item file with
 /// unsaved writes has a journal entry in `<library>/journal/`: `<pid>-<inode>.bytes`, the bytes
-/// the file shows, kept equal to them write by write, and `<pid>-<inode>.json`, where they are
-/// to be saved. Like a disk filesystem's page cache, entries are not synced per write: they
-/// survive the process, and `fsync` of the file commits them to the store. An entry ends when
-/// its bytes are committed; entries of a process that died are replayed by the next mount.
-/// A journal write that fails (a full disk) fails the program's write, before the bytes change.
+/// the file shows, kept equal to them write by write. Where each entry's bytes are to be saved
+/// is a line in the process's `<pid>.targets`, appended to (the last line of an inode wins), so
+/// starting an entry is one new file and one append. Like a disk filesystem's page cache,
+/// entries are not synced per write: they survive the process, and `fsync` of the file commits
+/// them to the store. An entry ends when its bytes are committed; entries of a process that
+/// died are replayed by the next mount. A journal write that fails (a full disk) fails the
+/// program's write, before the bytes change.
 public final class SaveJournal: Sendable {
     /// Where a journal entry's bytes are saved.
     enum Target: Equatable, Sendable {
@@ -25,11 +28,11 @@ public final class SaveJournal: Sendable {
 
     /// One item file's unsaved bytes on disk. Used under its buffer's lock only.
     final class Entry: @unchecked Sendable {
-        fileprivate let name: String
+        fileprivate let inode: UInt64
         fileprivate let descriptor: Int32
 
-        fileprivate init(name: String, descriptor: Int32) {
-            self.name = name
+        fileprivate init(inode: UInt64, descriptor: Int32) {
+            self.inode = inode
             self.descriptor = descriptor
         }
     }
@@ -43,22 +46,57 @@ public final class SaveJournal: Sendable {
     }
 
     let folder: URL
+    /// This process's targets file and how many of its entries are open: emptied whenever
+    /// none is, so it never grows beyond the entries of one busy moment.
+    private let targets: Mutex<(descriptor: Int32, open: Int)>
 
     init(library: URL) throws {
         folder = library.appendingPathComponent("journal", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
+        let descriptor = Glibc.open(Self.targetsPath(of: getpid(), in: folder), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
+        guard descriptor >= 0 else { throw Errno.current }
+        targets = Mutex((descriptor, 0))
+    }
+
+    deinit {
+        targets.withLock { close($0.descriptor) }
     }
 
     /// Starts the entry of `inode`, holding `bytes`, to be saved into `target`.
     func begin(_ inode: UInt64, target: Target, bytes: [UInt8]) throws(Errno) -> Entry {
-        let name = "\(getpid())-\(inode)"
-        let path = folder.appendingPathComponent(name + ".bytes").path
+        let path = bytesPath(of: getpid(), inode)
         let descriptor = Glibc.open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw .current }
-        let entry = Entry(name: name, descriptor: descriptor)
-        do {
+        return try opened(Entry(inode: inode, descriptor: descriptor), target: target) { entry throws(Errno) in
             try write(bytes, at: 0, to: entry)
+        }
+    }
+
+    /// Starts the entry of `inode` with the file at `path` as its bytes, moved into the journal
+    /// (a temp file renamed over an item: its bytes are on disk already); nil when it cannot
+    /// move there (another filesystem), and `path` is left as it was.
+    func begin(_ inode: UInt64, target: Target, movingFileAt path: String) throws(Errno) -> Entry? {
+        let entryPath = bytesPath(of: getpid(), inode)
+        guard rename(path, entryPath) == 0 else {
+            if errno == EXDEV { return nil }
+            throw .current
+        }
+        let descriptor = Glibc.open(entryPath, O_RDWR | O_CLOEXEC)
+        guard descriptor >= 0 else {
+            let error = Errno.current
+            _ = rename(entryPath, path)
+            throw error
+        }
+        return try opened(Entry(inode: inode, descriptor: descriptor), target: target) { _ throws(Errno) in }
+    }
+
+    /// Counts `entry` open and records its target once `fill` has given it its bytes; on a
+    /// failure the entry ends.
+    private func opened(_ entry: Entry, target: Target, fill: (Entry) throws(Errno) -> Void) throws(Errno) -> Entry {
+        targets.withLock { $0.open += 1 }
+        do {
+            try fill(entry)
             try retarget(entry, to: target)
         } catch {
             end(entry)
@@ -78,67 +116,116 @@ public final class SaveJournal: Sendable {
         guard ftruncate(entry.descriptor, off_t(size)) == 0 else { throw .current }
     }
 
-    /// Records where `entry`'s bytes go from now on (written through a temp name and a rename,
-    /// so a crash leaves the old target or the new one).
+    /// Records where `entry`'s bytes go from now on: one appended line, whole or (torn by a
+    /// crash of the machine) ignored, so a crash leaves the old target or the new one.
     func retarget(_ entry: Entry, to target: Target) throws(Errno) {
-        let fields: [String: Any] = switch target {
-        case .item(let id, let base): ["item": id.rawValue, "baseVersion": base.map { NSNumber(value: $0) } ?? NSNull()]
-        case .newFile(let path): ["newFile": path]
+        let line = Array(target.line(inode: entry.inode).utf8)
+        try targets.withLock { targets throws(Errno) in
+            let written = Glibc.write(targets.descriptor, line, line.count)
+            guard written >= 0 else { throw .current }
+            guard written == line.count else { throw Errno.noSpace }
         }
-        guard let json = try? JSONSerialization.data(withJSONObject: fields) else { throw Errno.ioError }
-        let final = folder.appendingPathComponent(entry.name + ".json").path
-        let temporary = final + ".tmp"
-        let descriptor = Glibc.open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw .current }
-        let written = json.withUnsafeBytes { Glibc.write(descriptor, $0.baseAddress, $0.count) }
-        let error = errno
-        close(descriptor)
-        guard written == json.count else {
-            unlink(temporary)
-            throw Errno(written < 0 ? error : ENOSPC)
-        }
-        guard rename(temporary, final) == 0 else { throw .current }
     }
 
     /// Ends `entry`: its bytes are committed (or no longer wanted).
     func end(_ entry: Entry) {
         close(entry.descriptor)
-        for suffix in [".json", ".bytes"] { unlink(folder.appendingPathComponent(entry.name + suffix).path) }
+        unlink(bytesPath(of: getpid(), entry.inode))
+        targets.withLock { targets in
+            targets.open -= 1
+            if targets.open == 0 { _ = ftruncate(targets.descriptor, 0) }
+        }
     }
 
-    /// Entries of mount processes that are no longer running, oldest process first.
+    private func bytesPath(of pid: pid_t, _ inode: UInt64) -> String {
+        Self.bytesPath(of: pid, inode, in: folder)
+    }
+
+    /// Made by hand: URL's path building costs more than the file operations it names.
+    private static func bytesPath(of pid: pid_t, _ inode: UInt64, in folder: URL) -> String {
+        "\(folder.path)/\(pid)-\(inode).bytes"
+    }
+
+    private static func targetsPath(of pid: pid_t, in folder: URL) -> String {
+        "\(folder.path)/\(pid).targets"
+    }
+
+    /// Entries of mount processes that are no longer running, by process and inode; a
+    /// process's targets file goes with its last entry.
     func leftovers() -> [Leftover] {
-        Self.leftoverNames(in: folder).compactMap { name in
-            let base = folder.appendingPathComponent(name)
-            guard let json = FileManager.default.contents(atPath: base.path + ".json"),
-                  let fields = try? JSONSerialization.jsonObject(with: json) as? [String: Any] else { return nil }
-            let target: Target
-            if let id = fields["item"] as? String {
-                target = .item(ItemID(id), baseVersion: (fields["baseVersion"] as? NSNumber)?.int64Value)
-            } else if let path = fields["newFile"] as? String {
-                target = .newFile(path: path)
-            } else {
-                return nil
-            }
-            let bytes = FileManager.default.contents(atPath: base.path + ".bytes").map(Array.init) ?? []
-            let folder = self.folder
-            return Leftover(target: target, bytes: bytes) {
-                for suffix in [".json", ".bytes"] { unlink(folder.appendingPathComponent(name + suffix).path) }
+        Self.endedProcesses(in: folder).flatMap { pid -> [Leftover] in
+            let targetsPath = Self.targetsPath(of: pid, in: folder)
+            let entries = Self.entries(of: pid, in: folder)
+            if entries.isEmpty { unlink(targetsPath) }
+            let remaining = Mutex(entries.count)
+            return entries.sorted { $0.key < $1.key }.map { inode, target in
+                let path = bytesPath(of: pid, inode)
+                let bytes = FileManager.default.contents(atPath: path).map(Array.init) ?? []
+                return Leftover(target: target, bytes: bytes) {
+                    unlink(path)
+                    if remaining.withLock({ $0 -= 1; return $0 }) == 0 { unlink(targetsPath) }
+                }
             }
         }
     }
 
     /// How many entries of ended mounts wait in the journal of `library` (`shelf status`).
     public static func leftoverCount(library: URL) -> Int {
-        leftoverNames(in: library.appendingPathComponent("journal", isDirectory: true)).count
+        let folder = library.appendingPathComponent("journal", isDirectory: true)
+        return endedProcesses(in: folder).reduce(0) { $0 + entries(of: $1, in: folder).count }
     }
 
-    /// `<pid>-<inode>` of every entry whose process is gone.
-    private static func leftoverNames(in folder: URL) -> [String] {
+    /// The entries of process `pid`: the last target its targets file records for each inode
+    /// whose bytes are there (a line torn by a crash is skipped).
+    private static func entries(of pid: pid_t, in folder: URL) -> [UInt64: Target] {
+        let log = FileManager.default.contents(atPath: targetsPath(of: pid, in: folder)) ?? Data()
+        var targets: [UInt64: Target] = [:]
+        // Only whole lines: what follows the last newline is empty or torn by a crash.
+        for line in String(decoding: log, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).dropLast() {
+            if let (inode, target) = Target.parse(line) { targets[inode] = target }
+        }
+        return targets.filter { FileManager.default.fileExists(atPath: bytesPath(of: pid, $0.key, in: folder)) }
+    }
+
+    /// The processes whose targets file is in the journal and that are no longer running.
+    private static func endedProcesses(in folder: URL) -> [pid_t] {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(5)) }.filter { name in
-            guard let pid = name.split(separator: "-").first.flatMap({ pid_t($0) }) else { return false }
-            return pid != getpid() && !ProcessStatus.isRunning(pid)
+        return names.compactMap { name -> pid_t? in
+            guard name.hasSuffix(".targets"), let pid = pid_t(name.dropLast(".targets".count)) else { return nil }
+            return pid != getpid() && !ProcessStatus.isRunning(pid) ? pid : nil
         }.sorted()
+    }
+}
+
+extension SaveJournal.Target {
+    /// The line of a targets file that gives `inode` this target: `<inode> item <id> <base|->`
+    /// or `<inode> new <path as hex>` (a file name may hold spaces and newlines).
+    fileprivate func line(inode: UInt64) -> String {
+        switch self {
+        case .item(let id, let base): "\(inode) item \(id.rawValue) \(base.map(String.init) ?? "-")\n"
+        case .newFile(let path): "\(inode) new \(path.utf8.map { String(format: "%02x", $0) }.joined())\n"
+        }
+    }
+
+    /// The inode and target a line gives; nil for a line that is not one.
+    fileprivate static func parse(_ line: Substring) -> (UInt64, Self)? {
+        let fields = line.split(separator: " ")
+        guard fields.count >= 3, let inode = UInt64(fields[0]) else { return nil }
+        switch (fields[1], fields.count) {
+        case ("item", 4):
+            guard fields[3] == "-" || Int64(fields[3]) != nil else { return nil }
+            return (inode, .item(ItemID(String(fields[2])), baseVersion: Int64(fields[3])))
+        case ("new", 3):
+            let hex = Array(fields[2].utf8)
+            guard hex.count % 2 == 0 else { return nil }
+            var bytes: [UInt8] = []
+            for index in stride(from: 0, to: hex.count, by: 2) {
+                guard let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+                bytes.append(byte)
+            }
+            return (inode, .newFile(path: String(decoding: bytes, as: UTF8.self)))
+        default:
+            return nil
+        }
     }
 }

@@ -155,13 +155,12 @@ final class SavePipeline: Sendable {
     /// item, an invalid one is kept as its draft; either way the record is committed on return.
     func save(_ inode: UInt64) throws {
         guard let buffer = buffers.buffer(of: inode), buffer.isDirty else { return }
+        if let replaced = buffer.takeReplaced() { keepShown(replaced) }
         let isNew = if case .newItemFile = inodes.key(of: inode) { true } else { false }
         if isNew { namespaceLock.lock() }
         defer { if isNew { namespaceLock.unlock() } }
         do {
-            try buffer.saveIfDirty { bytes, baseVersion, modified in
-                try commit(bytes, basedOn: baseVersion, modified: modified, into: inode)
-            }
+            try buffer.saveIfDirty { try commit($0, into: inode) }
         } catch let error as Errno {
             throw error
         } catch {
@@ -171,8 +170,22 @@ final class SavePipeline: Sendable {
         if isCurrentFile(inode) || !inodes.isKnownToKernel(inode) { buffers.releaseIfSaved(inode) }
     }
 
-    /// Commits a plain file's bytes renamed onto an item path (an atomic save, an item coming
-    /// back, a new item), with the file's times, mode and attributes.
+    /// A plain file renamed over item `id` (an atomic save): its bytes are `inode`'s (the
+    /// renamed file's, which now is the item's file) unsaved bytes, saved at once in the
+    /// background like a writer's close, so the rename does not wait for the commit. Reads,
+    /// `stat`, attribute reads and `shelf` commands see the save as for any unsaved writes.
+    /// The file moves into the journal; returns false when it stayed where it was.
+    func adoptRenamed(_ bytes: [UInt8], from file: String, as inode: UInt64, into id: ItemID,
+                      carrying metadata: ItemCommitter.FileMetadata) throws -> Bool {
+        let moved = try buffers.adopt(bytes, from: file, as: inode, target: .item(id, baseVersion: nil),
+                                      carrying: metadata, replacing: inodes.kernelInode(for: .item(id)))
+        inodes.rekey(inode, to: .item(id))  // before the scheduler's thread can save it
+        scheduler.closed(inode)
+        return moved
+    }
+
+    /// Commits a plain file's bytes renamed onto an item path (an item coming back, a new item),
+    /// with the file's times, mode and attributes.
     func commitRenamed(_ bytes: [UInt8], at path: MountPath, into target: ItemCommitter.Target,
                        carrying metadata: ItemCommitter.FileMetadata) throws -> ItemCommitter.Outcome {
         let outcome = try committer.commit(bytes, at: path, into: target, modified: metadata.modified, carrying: metadata)
@@ -180,29 +193,39 @@ final class SavePipeline: Sendable {
         return outcome
     }
 
-    /// Commits `bytes` into what `inode` stands for; returns the version they are saved at.
-    private func commit(_ bytes: [UInt8], basedOn baseVersion: Int64?, modified: Date, into inode: UInt64) throws -> Int64 {
+    /// Commits `unsaved` into what `inode` stands for; returns the version they are saved at.
+    private func commit(_ unsaved: ItemBuffer.Unsaved, into inode: UInt64) throws -> Int64 {
         switch inodes.key(of: inode) {
         case .item(let id):
             let path = try path(of: .item(id)) ?? restoreForWrites(id)
-            let outcome = try committer.commit(bytes, at: path, into: .existing(id, basedOn: baseVersion), modified: modified)
+            let outcome = try committer.commit(unsaved.bytes, at: path, into: .existing(id, basedOn: unsaved.baseVersion),
+                                               modified: unsaved.modified, carrying: unsaved.carried)
             return saved(outcome, by: inode)
         case .newItemFile(let pending):
             guard let path = newItemFiles.path(of: pending) else {
                 logger.debug("inode \(inode) was removed before its first save; its writes are dropped")
                 return 0
             }
-            let outcome = try committer.commit(bytes, at: path, into: .new(at: path), modified: modified)
+            let outcome = try committer.commit(unsaved.bytes, at: path, into: .new(at: path), modified: unsaved.modified)
             newItemFiles.remove(pending)
             inodes.rekey(inode, to: .item(outcome.record.item.id))
             return saved(outcome, by: inode)
         case .plain(let path):
             // Renamed to a plain name just as it was written: the writes follow it there.
-            try plain.writeAtomically(bytes, to: path)
-            return baseVersion ?? 0
+            try plain.writeAtomically(unsaved.bytes, to: path)
+            if let carried = unsaved.carried { try plain.apply(carried, to: path) }
+            return unsaved.baseVersion ?? 0
         case .status, nil:
             throw Errno.badHandle
         }
+    }
+
+    /// Keeps what the item file `inode` shows now as its bytes, for the programs still reading
+    /// it after a rename replaced it and before the save of its replacement changes the store.
+    private func keepShown(_ inode: UInt64) {
+        guard case .item(let id)? = inodes.key(of: inode), let file = try? store.file(id: id) else { return }
+        buffers.freeze(inode, bytes: Array(file.content), version: file.version,
+                       modified: index.summary(id: id)?.modified ?? Date())
     }
 
     /// Where an item or new item file is now (nil for a trashed item).

@@ -226,40 +226,60 @@ extension ShelfFileSystem {
     /// back (a file with a trashed item's `id:`), or a new item. The item takes the file's
     /// times, mode and user attributes along with its bytes. The replaced item file's inode
     /// keeps the bytes it showed for the programs still reading it, as a disk filesystem's would.
+    ///
+    /// An atomic save is committed in the background like a writer's close (the rename does not
+    /// wait for the store); a new or returning item is committed here, since it changes names.
     private func adoptPlainFile(from: MountPath, to: MountPath, replacing target: NodeKey?) throws {
         guard !plain.isDirectory(from) else { throw Errno.notPermitted }
         let bytes = try plain.readAll(from)
         let metadata = try plain.metadata(of: from)
-        let destination: ItemCommitter.Target
-        var replacedInode: (inode: UInt64, modified: Date)?
-        switch target {
-        case .item(let id):
-            destination = .existing(id, basedOn: nil)
-            if let inode = inodes.kernelInode(for: .item(id)) {
-                replacedInode = (inode, index.summary(id: id)?.modified ?? Date())
-            }
-        case .newItemFile(let pending):
-            newItemFiles.remove(pending)
-            destination = .new(at: to)
-        default:
-            try folders.ensure(to.parent)
-            destination = .new(at: to)
-        }
-        let outcome = try saves.commitRenamed(bytes, at: to, into: destination, carrying: metadata)
         let tempInode = inodes.existingInode(for: .plain(from))
-        // Closed while still linked (cheap), so the disk frees the file in the background.
-        if let tempInode { descriptors.forget(tempInode) }
-        try plain.removeInBackground(from)
-        if let replacedInode, let replaced = outcome.replaced {
-            saves.buffers.freeze(replacedInode.inode, bytes: Array(replaced.content), version: replaced.version,
-                           modified: replacedInode.modified)
+        let id: ItemID
+        var replaced: (inode: UInt64, version: Int64, content: Data, modified: Date)?
+        var moved = false
+        if case .item(let existing) = target, let tempInode, index.summary(id: existing)?.isPlaceholder == false {
+            // Closed first: its file moves into the journal.
+            descriptors.forget(tempInode)
+            moved = try saves.adoptRenamed(bytes, from: plain.realPath(from), as: tempInode, into: existing,
+                                           carrying: metadata)
+            id = existing
+        } else {
+            let destination: ItemCommitter.Target
+            var replacedInode: (inode: UInt64, modified: Date)?
+            switch target {
+            case .item(let id):
+                destination = .existing(id, basedOn: nil)
+                if let inode = inodes.kernelInode(for: .item(id)) {
+                    replacedInode = (inode, index.summary(id: id)?.modified ?? Date())
+                }
+            case .newItemFile(let pending):
+                newItemFiles.remove(pending)
+                destination = .new(at: to)
+            default:
+                try folders.ensure(to.parent)
+                destination = .new(at: to)
+            }
+            let outcome = try saves.commitRenamed(bytes, at: to, into: destination, carrying: metadata)
+            if let replacedInode, let file = outcome.replaced {
+                replaced = (replacedInode.inode, file.version, file.content, replacedInode.modified)
+            }
+            id = outcome.record.item.id
         }
-        if let inode = tempInode {
+        if !moved {
+            // Closed while still linked (cheap), so the disk frees the file in the background.
+            if let tempInode { descriptors.forget(tempInode) }
+            try plain.removeInBackground(from)
+        }
+        if let replaced {
+            saves.buffers.freeze(replaced.inode, bytes: Array(replaced.content), version: replaced.version,
+                                 modified: replaced.modified)
+        }
+        if let tempInode {
             // From now on its reads and writes are the item's (a program may still write the
             // temp file it renamed: those writes are saved into the item).
-            inodes.rekey(inode, to: .item(outcome.record.item.id))
+            inodes.rekey(tempInode, to: .item(id))
             // The kernel holds the temp file's attributes (mode, owner, times): have it ask again.
-            invalidate(.attributes(Inode(inode)))
+            invalidate(.attributes(Inode(tempInode)))
         }
     }
 
@@ -289,3 +309,4 @@ extension ShelfFileSystem {
         }
     }
 }
+

@@ -170,9 +170,9 @@ final class ShelfFileSystem: Sendable {
             attributes.isOnlineOnly = placeholder(inode) != nil
             return attributes
         case .newItemFile:
-            if let (size, modified) = saves.buffers.buffer(of: inode)?.shape {
-                return Self.fileAttributes(inode, size: size, modified: FileTime(modified),
-                                           permissions: ItemRecord.defaultPermissions)
+            if let shape = saves.buffers.buffer(of: inode)?.shape {
+                return Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
+                                           permissions: shape.permissions ?? ItemRecord.defaultPermissions)
             }
             // Its first save made it an item meanwhile (and then let go of its buffer).
             if let current = inodes.key(of: inode), case .item = current { return try attributes(of: current, inode: inode) }
@@ -197,7 +197,8 @@ final class ShelfFileSystem: Sendable {
         // The buffer first, then the index: a save updates the index before it lets go of the
         // buffer, so read in this order the two never show a state older than both.
         if let shape = saves.buffers.buffer(of: inode)?.shape {
-            return (shape.size, shape.modified, index.summary(id: id)?.permissions ?? ItemRecord.defaultPermissions)
+            return (shape.size, shape.modified,
+                    shape.permissions ?? index.summary(id: id)?.permissions ?? ItemRecord.defaultPermissions)
         }
         if let summary = index.summary(id: id) { return (summary.size, summary.modified, summary.permissions) }
         guard let file = try store.file(id: id) else { throw Errno.noEntry }
@@ -476,6 +477,18 @@ final class ShelfFileSystem: Sendable {
         case .status: return
         case nil: throw Errno.noEntry
         }
+    }
+
+    /// `fsync` of a folder, which makes the renames into it durable on a disk filesystem:
+    /// commits the saves waiting in it (an atomic save's rename does not wait for the store),
+    /// then waits until the store and the folder's plain files are on disk.
+    func syncFolder(_ inode: UInt64) throws {
+        let folder = try folderPath(inode)
+        for unsaved in saves.buffers.unsavedInodes() {
+            if let key = inodes.key(of: unsaved), path(of: key)?.parent == folder { try saves.save(unsaved) }
+        }
+        try store.synchronize()
+        try plain.syncFolder(folder)
     }
 
     // MARK: Saving

@@ -297,7 +297,7 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func fsyncdir(_ request: Request, inode: Inode, handle: UInt64, dataOnly: Bool, reply: EmptyReply) {
-        reply.succeed()  // names live in the store, committed with each change
+        answer(reply) { try fileSystem.syncFolder(inode.rawValue) }
     }
 
     public func statfs(_ request: Request, inode: Inode, reply: StatisticsReply) {

@@ -65,3 +65,18 @@ extension String {
         hasher.combine(utf8.count)
     }
 }
+
+extension StringProtocol {
+    /// Whether the UTF-8 bytes begin with those of `prefix`: names compared as the kernel
+    /// compares them (`hasPrefix` compares Unicode, which is slower and different).
+    @inlinable
+    public func hasBytePrefix(_ prefix: String) -> Bool {
+        utf8.starts(with: prefix.utf8)
+    }
+
+    /// Whether the UTF-8 bytes end with those of `suffix` (see ``hasBytePrefix(_:)``).
+    @inlinable
+    public func hasByteSuffix(_ suffix: String) -> Bool {
+        utf8.count >= suffix.utf8.count && utf8.reversed().starts(with: suffix.utf8.reversed())
+    }
+}

@@ -22,7 +22,7 @@ extension StoreWriter {
         switch parsed {
         case .success(var parsed):
             parsed.item.id = id
-            if exists, case .book(var book) = parsed.item, case .book(let stored)? = try record(id: id)?.item {
+            if exists, case .book(var book) = parsed.item, let stored = try bookWithUnrenderedFields(id) {
                 book.keepUnrenderedFields(of: stored)
                 parsed.item = .book(book)
             }
@@ -36,6 +36,15 @@ extension StoreWriter {
             }
             return try saveDraft(id: id, bytes: bytes, diagnostics: failure.diagnostics, modified: modified)
         }
+    }
+
+    /// The stored book `id` if its passages may carry fields its file does not show (colors,
+    /// sources from an import). Most books have none, which their encoded record tells
+    /// without the cost of decoding it.
+    private func bookWithUnrenderedFields(_ id: ItemID) throws -> Book? {
+        guard let row = try queries.storedRow(id: id), RecordCoding.mayHoldUnrenderedFields(row.encodedRecord),
+              case .book(let book) = try coding.decodeItem(row.encodedRecord, id: id) else { return nil }
+        return book
     }
 
     /// Keeps `bytes` verbatim as a new item `id` named as a conflict copy of the file at `path`

@@ -9,30 +9,40 @@ import ShelfModel
 /// `Books/.trash/x.md`) is never an item, so editors' temp files and trash folders stay verbatim.
 public enum ItemPath {
     /// Whether `name` is an item file name: `*.md`, not hidden, more than the extension.
+    @inlinable  // asked on every lookup: specialized where it is called
     public static func isItemFileName(_ name: some StringProtocol) -> Bool {
-        name.hasSuffix(".md") && name.utf8.count > 3 && !name.hasPrefix(".")
+        name.hasByteSuffix(".md") && name.utf8.count > 3 && !name.hasBytePrefix(".")
     }
 
     /// The kind of the items that live in `folder` (`Books`, `Notes/Ideas`); nil for every other
-    /// folder, hidden ones inside a kind's tree included.
+    /// folder, hidden ones inside a kind's tree included. One pass over the bytes: every
+    /// lookup asks.
+    @inlinable
     public static func itemKind(ofFolder folder: some StringProtocol) -> ItemKind? {
-        let components = folder.split(separator: "/", omittingEmptySubsequences: false)
-        guard let top = components.first, let kind = ItemKind(folderName: String(top)),
-              !components.contains(where: { $0.hasPrefix(".") }) else { return nil }
-        return kind
+        let bytes = folder.utf8
+        var topEnd = bytes.endIndex
+        var startsComponent = true
+        for index in bytes.indices {
+            let byte = bytes[index]
+            if startsComponent && byte == UInt8(ascii: ".") { return nil }
+            startsComponent = byte == UInt8(ascii: "/")
+            if startsComponent && topEnd == bytes.endIndex { topEnd = index }
+        }
+        let top = bytes[..<topEnd]
+        return ItemKind.allCases.first { $0.folderName.utf8.elementsEqual(top) }
     }
 
     /// Throws `invalidPath` unless `path` is a valid place for an item of `kind`.
     static func validate(_ path: String, for kind: ItemKind) throws {
         try checkComponents(of: path)
-        guard path.hasPrefix(kind.folderName + "/") else {
+        guard path.hasBytePrefix(kind.folderName + "/") else {
             throw StoreError.invalidPath(path, reason: "a \(kind.rawValue) lives under \(kind.folderName)/, e.g. \(kind.folderName)/Title.md")
         }
         guard itemKind(ofFolder: folder(of: path)) == kind else {
             throw StoreError.invalidPath(path, reason: "a folder starting with a dot is hidden and holds plain files, not items; drop the leading dot")
         }
         let name = fileName(of: path)
-        guard name.hasSuffix(".md"), name != ".md" else {
+        guard name.hasByteSuffix(".md"), name != ".md" else {
             throw StoreError.invalidPath(path, reason: "item files end in .md after a name, e.g. \(kind.folderName)/Title.md")
         }
         guard isItemFileName(name) else {
@@ -48,7 +58,7 @@ public enum ItemPath {
         guard try subfolderKind(to) == kind else {
             throw StoreError.invalidPath(to, reason: "folders of \(kind.folderName)/ can only move within \(kind.folderName)/")
         }
-        guard !to.hasPrefix(from + "/"), !from.hasPrefix(to + "/") else {
+        guard !to.hasBytePrefix(from + "/"), !from.hasBytePrefix(to + "/") else {
             throw StoreError.invalidPath(to, reason: "a folder cannot move into itself or over a folder that contains it")
         }
         return kind
@@ -76,7 +86,7 @@ public enum ItemPath {
     /// Rejects absolute paths, NUL characters and empty, `.` or `..` components. One pass over
     /// the bytes: imports check a path for every row.
     private static func checkComponents(of path: String) throws {
-        guard !path.hasPrefix("/") else {
+        guard !path.hasBytePrefix("/") else {
             throw StoreError.invalidPath(path, reason: "paths are relative to the library root; drop the leading /")
         }
         var length = 0

@@ -21,6 +21,15 @@ struct RecordCoding {
         try decode([Diagnostic].self, from: data, id: id)
     }
 
+    /// Whether an encoded record may hold passage fields that files do not show: only then
+    /// does it name them, since a passage encodes its color and sources only when it has them.
+    /// (A passage's text quoting the key makes this say yes; decoding then tells.)
+    static func mayHoldUnrenderedFields(_ encoded: Data) -> Bool {
+        unrenderedKeys.contains { encoded.range(of: $0) != nil }
+    }
+
+    private static let unrenderedKeys = [Data(#""color":"#.utf8), Data(#""sources":"#.utf8)]
+
     private func decode<T: Decodable>(_ type: T.Type, from data: Data, id: ItemID) throws -> T {
         do {
             return try decoder.decode(type, from: data)

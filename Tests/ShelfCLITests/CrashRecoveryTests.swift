@@ -27,6 +27,19 @@ import TestSupport
             os.kill(pid, 9)
             open(expected, "wb").write(data)
             """),
+        ("right after an atomic save's rename", """
+            import os, sys
+            path, pid, expected = sys.argv[1], int(sys.argv[2]), sys.argv[3]
+            data = b"---\\ntitle: Stoic themes\\n---\\nRenamed into place before the crash.\\n"
+            temp = os.path.join(os.path.dirname(path), ".Stoic themes.md.tmp")
+            with open(temp, "wb") as file:
+                file.write(data)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temp, path)
+            os.kill(pid, 9)
+            open(expected, "wb").write(data)
+            """),
         ("in the middle of a long write", """
             import os, sys
             path, pid, expected = sys.argv[1], int(sys.argv[2]), sys.argv[3]

@@ -80,6 +80,9 @@ import ShelfStore
         let current = try inode("Notes", "Plan.md")
         #expect(current != replaced)
         #expect(try readFile(current) == text)
+        try fs.saves.save(current)
+        #expect(try library.store.record(atPath: "Notes/Plan.md")?.text == text)
+        #expect(try readFile(replaced) == record.text, "the replaced file's readers keep its bytes after the save")
         fs.forget(replaced, count: 2)
         #expect(fs.saves.buffers.buffer(of: replaced) == nil)
     }
@@ -111,10 +114,29 @@ import ShelfStore
         let notes = try folder("Notes")
         try writeFile("Notes", "sedX1b2c3", text)
         try fs.rename(parent: notes, name: "sedX1b2c3", newParent: notes, newName: "Plan.md", flags: [])
+        // The rename does not wait for the store: the file shows the save at once, and the
+        // scheduler (not running here) commits it right after.
+        let plan = try inode("Notes", "Plan.md")
+        #expect(try readFile(plan) == text)
+        #expect(try fs.attributes(of: plan).size == UInt64(text.utf8.count))
+        #expect(try library.store.record(atPath: "Notes/Plan.md")?.text == record.text)
+        try fs.saves.save(plan)
         let saved = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         #expect(saved.item.id == record.item.id)
         #expect(saved.text == text)
         #expect(try fs.list(notes).map(\.name) == ["Plan.md"])
+    }
+
+    /// `fsync` of the folder after the rename (what makes a rename durable on disk, as atomic
+    /// write libraries do) commits the save before it returns.
+    @Test func syncingTheFolderCommitsTheSavesRenamedIntoIt() throws {
+        let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        let text = record.text.replacingOccurrences(of: "Read more.", with: "Read it all.")
+        let notes = try folder("Notes")
+        try writeFile("Notes", ".Plan.md.tmp", text)
+        try fs.rename(parent: notes, name: ".Plan.md.tmp", newParent: notes, newName: "Plan.md", flags: [])
+        try fs.syncFolder(notes)
+        #expect(try library.store.record(atPath: "Notes/Plan.md")?.text == text)
     }
 
     @Test func itemToBackupNameLeavesAndComesBackWithItsID() throws {

@@ -42,6 +42,18 @@ struct RecordCodingTests {
         #expect(!reason.isEmpty)
     }
 
+    /// Saves skip decoding the stored record unless it may hold passage fields files do not
+    /// show: the check must see every color and source, whatever the encoder names them.
+    @Test func recordsWithColorsOrSourcesAreToldApartWithoutDecoding() throws {
+        let coding = RecordCoding()
+        let plain = Passage(text: "Fear is the mind-killer.", note: "A \"color\" word in the text")
+        func encoded(_ passage: Passage) throws -> Data { try coding.encode(.book(Book(title: "Dune", passages: [plain, passage]))) }
+        #expect(!RecordCoding.mayHoldUnrenderedFields(try encoded(Passage(text: "Another"))))
+        #expect(RecordCoding.mayHoldUnrenderedFields(try encoded(Passage(text: "Marked", color: "yellow"))))
+        let source = PassageSource(key: "readwise:42")
+        #expect(RecordCoding.mayHoldUnrenderedFields(try encoded(Passage(text: "Imported", sources: [source]))))
+    }
+
     @Test func storedDatesReadBackExactly() {
         let date = Date()
         #expect(Date(storedSeconds: date.storedSeconds) == date)
