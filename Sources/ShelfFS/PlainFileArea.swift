@@ -17,13 +17,20 @@ extension Errno {
 /// component, and throws the call's errno.
 struct PlainFileArea: Sendable {
     let root: URL
+    /// `root`'s path, kept: every call builds a real path from it, and URL's `path` is costly.
+    private let rootPath: String
+
+    init(root: URL) {
+        self.root = root
+        rootPath = root.path
+    }
 
     /// Names Shelf itself uses for half-written files and files on their way out; never
     /// listed, and removed at the next mount if a process ended first (``removeLeftovers()``).
     static let internalPrefix = AtomicFile.temporaryPrefix
 
     func realPath(_ path: MountPath) -> String {
-        path.isRoot ? root.path : root.path + "/" + path.rawValue
+        path.isRoot ? rootPath : rootPath + "/" + path.rawValue
     }
 
     func status(_ path: MountPath) throws(Errno) -> stat {

@@ -46,6 +46,8 @@ public final class SaveJournal: Sendable {
     }
 
     let folder: URL
+    /// `folder`'s path, kept: every entry's file name is made from it, and URL's `path` is costly.
+    private let folderPath: String
     /// This process's targets file and how many of its entries are open: emptied whenever
     /// none is, so it never grows beyond the entries of one busy moment.
     private let targets: Mutex<(descriptor: Int32, open: Int)>
@@ -54,7 +56,8 @@ public final class SaveJournal: Sendable {
         folder = library.appendingPathComponent("journal", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        let descriptor = Glibc.open(Self.targetsPath(of: getpid(), in: folder), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
+        folderPath = folder.path
+        let descriptor = Glibc.open(Self.targetsPath(of: getpid(), in: folderPath), O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw Errno.current }
         targets = Mutex((descriptor, 0))
     }
@@ -138,24 +141,23 @@ public final class SaveJournal: Sendable {
     }
 
     private func bytesPath(of pid: pid_t, _ inode: UInt64) -> String {
-        Self.bytesPath(of: pid, inode, in: folder)
+        Self.bytesPath(of: pid, inode, in: folderPath)
     }
 
-    /// Made by hand: URL's path building costs more than the file operations it names.
-    private static func bytesPath(of pid: pid_t, _ inode: UInt64, in folder: URL) -> String {
-        "\(folder.path)/\(pid)-\(inode).bytes"
+    private static func bytesPath(of pid: pid_t, _ inode: UInt64, in folder: String) -> String {
+        "\(folder)/\(pid)-\(inode).bytes"
     }
 
-    private static func targetsPath(of pid: pid_t, in folder: URL) -> String {
-        "\(folder.path)/\(pid).targets"
+    private static func targetsPath(of pid: pid_t, in folder: String) -> String {
+        "\(folder)/\(pid).targets"
     }
 
     /// Entries of mount processes that are no longer running, by process and inode; a
     /// process's targets file goes with its last entry.
     func leftovers() -> [Leftover] {
-        Self.endedProcesses(in: folder).flatMap { pid -> [Leftover] in
-            let targetsPath = Self.targetsPath(of: pid, in: folder)
-            let entries = Self.entries(of: pid, in: folder)
+        Self.endedProcesses(in: folderPath).flatMap { pid -> [Leftover] in
+            let targetsPath = Self.targetsPath(of: pid, in: folderPath)
+            let entries = Self.entries(of: pid, in: folderPath)
             if entries.isEmpty { unlink(targetsPath) }
             let remaining = Mutex(entries.count)
             return entries.sorted { $0.key < $1.key }.map { inode, target in
@@ -171,13 +173,13 @@ public final class SaveJournal: Sendable {
 
     /// How many entries of ended mounts wait in the journal of `library` (`shelf status`).
     public static func leftoverCount(library: URL) -> Int {
-        let folder = library.appendingPathComponent("journal", isDirectory: true)
+        let folder = library.appendingPathComponent("journal", isDirectory: true).path
         return endedProcesses(in: folder).reduce(0) { $0 + entries(of: $1, in: folder).count }
     }
 
     /// The entries of process `pid`: the last target its targets file records for each inode
     /// whose bytes are there (a line torn by a crash is skipped).
-    private static func entries(of pid: pid_t, in folder: URL) -> [UInt64: Target] {
+    private static func entries(of pid: pid_t, in folder: String) -> [UInt64: Target] {
         let log = FileManager.default.contents(atPath: targetsPath(of: pid, in: folder)) ?? Data()
         var targets: [UInt64: Target] = [:]
         // Only whole lines: what follows the last newline is empty or torn by a crash.
@@ -188,8 +190,8 @@ public final class SaveJournal: Sendable {
     }
 
     /// The processes whose targets file is in the journal and that are no longer running.
-    private static func endedProcesses(in folder: URL) -> [pid_t] {
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+    private static func endedProcesses(in folder: String) -> [pid_t] {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
         return names.compactMap { name -> pid_t? in
             guard name.hasSuffix(".targets"), let pid = pid_t(name.dropLast(".targets".count)) else { return nil }
             return pid != getpid() && !ProcessStatus.isRunning(pid) ? pid : nil

@@ -71,7 +71,12 @@ final class SaveScheduler: @unchecked Sendable {
         condition.withLock {
             guard !running, !stopped else { return }
             running = true
-            let thread = Thread { [self] in saveUntilStopped(save) }
+            let thread = Thread { [self] in
+                // Behind the request handlers: a save nobody waits for gives way to the programs
+                // that do (a command that needs it saves on its own thread).
+                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(LinuxCalls.gettid()), 10)
+                saveUntilStopped(save)
+            }
             thread.name = "shelf.saves"
             thread.start()
         }

@@ -77,6 +77,7 @@ extension StringProtocol {
     /// Whether the UTF-8 bytes end with those of `suffix` (see ``hasBytePrefix(_:)``).
     @inlinable
     public func hasByteSuffix(_ suffix: String) -> Bool {
-        utf8.count >= suffix.utf8.count && utf8.reversed().starts(with: suffix.utf8.reversed())
+        let count = suffix.utf8.count
+        return utf8.count >= count && utf8.dropFirst(utf8.count - count).elementsEqual(suffix.utf8)
     }
 }
