@@ -107,6 +107,8 @@ final class ChangeFollower: @unchecked Sendable {
                 for folder in try fileSystem.folders.ensure(MountPath(current.path).parent) { announceName(folder) }
             }
         } while !index.put(current, for: id, ifStill: known)
+        // A newer placeholder state: bytes fetched for the one it replaced are not its.
+        if current?.isPlaceholder == true { fileSystem.downloads.discard(id) }
         let itemInode = fileSystem.inodes.kernelInode(for: .item(id))
         if let current, known?.path != current.path { announceName(MountPath(current.path)) }
         if let known, known.path != current?.path {

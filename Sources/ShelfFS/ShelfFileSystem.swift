@@ -82,9 +82,6 @@ final class ShelfFileSystem: Sendable {
     init(store: LibraryStore, idleSaveDelay: TimeInterval = 1, sync: SyncEngine? = nil,
          downloadTimeout: Duration = .seconds(10)) throws {
         self.store = store
-        var download: PlaceholderDownloads.Download?
-        if let sync { download = { try sync.download($0) } }
-        downloads = PlaceholderDownloads(download: download, timeout: downloadTimeout)
         announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
         plain = PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
@@ -92,6 +89,11 @@ final class ShelfFileSystem: Sendable {
         loadedSequence = try store.lastSequence()
         let summaries = try store.summaries()
         index = ItemIndex(summaries)
+        downloads = PlaceholderDownloads(
+            engine: sync.map { engine in .init(fetch: { try engine.fetch($0) }, fill: { try engine.fill($0) }) },
+            timeout: downloadTimeout, filled: { [index] records in
+                for record in records { index.put(ItemSummary(record)) }
+            })
         statusFolder = StatusFolder(store: store, index: index, sync: sync)
         listings = FolderListings(index: index, inodes: inodes, plain: plain, folders: folders, newItemFiles: newItemFiles)
         saves = SavePipeline(store: store, journal: journal, idleSaveDelay: idleSaveDelay, index: index, inodes: inodes,
@@ -383,7 +385,7 @@ final class ShelfFileSystem: Sendable {
     /// written to it waits): reading it downloads it first.
     func placeholder(_ inode: UInt64) -> ItemID? {
         guard downloads.isLinked, case .item(let id)? = inodes.key(of: inode), index.summary(id: id)?.isPlaceholder == true,
-              saves.buffers.buffer(of: inode) == nil else { return nil }
+              saves.buffers.buffer(of: inode) == nil, downloads.fetchedContent(of: id) == nil else { return nil }
         return id
     }
 
@@ -395,6 +397,9 @@ final class ShelfFileSystem: Sendable {
         case .item(let id):
             if downloads.isLinked { lastReads.withLock { $0[id] = Date() } }
             if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            if downloads.isLinked, let content = downloads.fetchedContent(of: id) {
+                return Self.slice(content, offset: offset, size: size)
+            }
             if let version = index.version(of: id), let content = saves.recentSaves.content(of: id, version: version) {
                 return Self.slice(content, offset: offset, size: size)
             }
@@ -652,7 +657,9 @@ final class ShelfFileSystem: Sendable {
     /// describe the save that `close()` just ended (read-your-writes), not the one before it.
     private func keyWithWritesSaved(_ inode: UInt64) throws -> NodeKey? {
         if saves.buffers.buffer(of: inode)?.isDirty == true { try saves.save(inode) }
-        return inodes.key(of: inode)
+        let key = inodes.key(of: inode)
+        if case .item(let id)? = key, downloads.isLinked { try downloads.fillPending([id]) }
+        return key
     }
 
     /// Shelf's description of the item and the user's own attributes, by name.

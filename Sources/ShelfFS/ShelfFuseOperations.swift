@@ -57,6 +57,7 @@ public final class ShelfFuseOperations: FuseOperations {
             }
             let server = try MountControl.Server(library: fileSystem.store.folder, commit: { [fileSystem] in
                 try fileSystem.saves.commitClosedSaves()
+                try fileSystem.downloads.fillPending()
             }, sync: sync)
             server.start()
             control.withLock { $0 = server }
@@ -92,6 +93,11 @@ public final class ShelfFuseOperations: FuseOperations {
         fileSystem.announcer.stop()
         follower.stop()
         fileSystem.saves.stop()
+        do {
+            try fileSystem.downloads.stop()
+        } catch {
+            fileSystem.logger.warning("downloaded bytes could not be put in place at unmount (the items stay placeholders): \(error)")
+        }
         PlainFileArea.finishRemovals()
     }
 

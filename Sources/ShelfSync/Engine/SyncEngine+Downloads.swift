@@ -9,23 +9,47 @@ extension SyncEngine {
     /// them in place; nothing to do for an item that is here. A failure is recorded with the
     /// item (`user.shelf.error`, `shelf status`) and thrown.
     public func download(_ id: ItemID) throws {
-        guard let state = try store.downloadState(of: id) else { return }
+        guard let fetched = try fetch(id) else { return }
+        try fill([fetched])
+    }
+
+    /// Placeholder `id`'s bytes from the cloud, checked against their hash, not yet in place
+    /// (``fill(_:)`` puts them there); nil for an item that is here. A failure is recorded with
+    /// the item and thrown.
+    public func fetch(_ id: ItemID) throws -> FetchedContent? {
+        guard let state = try store.downloadState(of: id) else { return nil }
         do {
             guard let bytes = try cloud.content(ContentHash(rawValue: state.hash)) else {
                 // A cloud that is not there at all says so rather than "not arrived".
                 _ = try cloud.identity()
                 throw DownloadError.notArrived(location: cloud.location)
             }
-            try store.write { writer in
-                // A newer state may have arrived meanwhile: then these bytes are not its.
-                guard try writer.downloadState(of: id)?.hash == state.hash else { return }
-                try writer.fillPlaceholder(id, with: bytes)
-            }
-            counts.downloads.add(1, ordering: .relaxed)
+            return FetchedContent(id: id, hash: state.hash, bytes: bytes)
         } catch {
             try? store.write { try $0.setDownloadError("\(error)", of: id) }
             throw error
         }
+    }
+
+    /// Puts fetched bytes in place, all in one transaction (a download's cost is mostly its
+    /// commit); returns the records they made. Bytes whose item changed meanwhile (a newer
+    /// state arrived, it was deleted) are not its any more and are dropped.
+    @discardableResult
+    public func fill(_ fetched: [FetchedContent]) throws -> [ItemRecord] {
+        let records = try store.write { writer in
+            try fetched.compactMap { content -> ItemRecord? in
+                guard try writer.downloadState(of: content.id)?.hash == content.hash else { return nil }
+                do {
+                    return try writer.fillPlaceholder(content.id, with: content.bytes)
+                } catch let refused as StoreError {
+                    // Refused before it changed anything: the others still go in.
+                    logger.warning("downloaded bytes of \(content.id) were not put in place: \(refused)")
+                    return nil
+                }
+            }
+        }
+        counts.downloads.add(records.count, ordering: .relaxed)
+        return records
     }
 
     /// Turns downloaded item `id` back into a placeholder, freeing its bytes here: only when
@@ -81,13 +105,28 @@ extension SyncEngine {
         return evicted
     }
 
-    /// Downloads every placeholder; returns how many.
+    /// Downloads every placeholder, a batch per transaction; returns how many.
     @discardableResult
     public func downloadAll() throws -> Int {
         let ids = try store.placeholderIDs()
-        for id in ids { try download(id) }
+        for start in stride(from: 0, to: ids.count, by: Self.fillBatch) {
+            try fill(try ids[start..<min(ids.count, start + Self.fillBatch)].compactMap { try fetch($0) })
+        }
         return ids.count
     }
+
+    /// How many downloads share a transaction: enough to spread a commit's cost, few enough
+    /// that their bytes are a small amount of memory.
+    public static let fillBatch = 256
+}
+
+/// A placeholder's bytes fetched from the cloud and checked, on their way into the store.
+public struct FetchedContent: Sendable {
+    public let id: ItemID
+    /// The hash the item's download state named: bytes for a state that has been replaced
+    /// meanwhile are dropped at the fill.
+    public let hash: String
+    public let bytes: Data
 }
 
 /// Why an item's bytes stay here when asked to evict them.

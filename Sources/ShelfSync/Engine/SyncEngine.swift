@@ -17,7 +17,7 @@ import Synchronization
 public final class SyncEngine: Sendable {
     public let store: LibraryStore
     public let cloud: any CloudBackend
-    private let logger: Logger
+    let logger: Logger
     private let deviceNames = Mutex<[DeviceID: String]>([:])
     /// Whether a program holds item `id` now (a lock on its file, unsaved writes in it): its
     /// changes from the cloud wait until it lets go.

@@ -43,15 +43,28 @@ final class PostgresSession: @unchecked Sendable {
     /// that stops answering must not hold the sync thread (and a mount's unmount) forever.
     static let statementDeadline = TimeAmount.seconds(60)
 
-    /// Waits for `future`; past the deadline the connection is closed, which fails the
-    /// statement, and the next call connects again.
+    /// Waits for `future`; past the deadline the wait fails and the connection is closed, so
+    /// the next call connects again. The wait ends at the deadline whatever the statement
+    /// does: a query sent as the server went away was seen never to complete, even once its
+    /// connection was closed.
     static func finish<T>(_ future: EventLoopFuture<T>, on connection: PostgresConnection) throws -> T {
+        let answer = connection.eventLoop.makePromise(of: T.self)
+        future.cascade(to: answer)
         let deadline = connection.eventLoop.scheduleTask(in: statementDeadline) {
+            answer.fail(StatementDeadlinePassed(deadline: statementDeadline))
             let closing: EventLoopFuture<Void> = connection.close()
             closing.whenComplete { _ in }
         }
         defer { deadline.cancel() }
-        return try future.wait()
+        return try answer.futureResult.wait()
+    }
+
+    /// A statement that had no answer within ``statementDeadline``.
+    struct StatementDeadlinePassed: Error, CustomStringConvertible {
+        let deadline: TimeAmount
+        var description: String {
+            "the server did not answer within \(deadline.nanoseconds / 1_000_000_000) s; the connection was closed and is made again"
+        }
     }
 
     /// Runs `body` in a transaction: committed when it returns, rolled back when it throws.
