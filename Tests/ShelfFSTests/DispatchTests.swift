@@ -108,12 +108,19 @@ import ShelfStore
         #expect(try readFile(plan).isEmpty)
     }
 
-    @Test func tempFileRenamedOverAnItemIsAnAtomicSave() throws {
+    /// Saves Plan.md as an atomic save does: its text with `old` replaced by `new` written to
+    /// `temp`, renamed over it. Returns the record before and the text saved.
+    private func saveAtomically(through temp: String, replacing old: String, with new: String) throws -> (before: ItemRecord, text: String) {
         let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
-        let text = record.text.replacingOccurrences(of: "Read more.", with: "Read less.")
+        let text = record.text.replacingOccurrences(of: old, with: new)
+        try writeFile("Notes", temp, text)
+        try fs.rename(parent: try folder("Notes"), name: temp, newParent: try folder("Notes"), newName: "Plan.md", flags: [])
+        return (record, text)
+    }
+
+    @Test func tempFileRenamedOverAnItemIsAnAtomicSave() throws {
+        let (record, text) = try saveAtomically(through: "sedX1b2c3", replacing: "Read more.", with: "Read less.")
         let notes = try folder("Notes")
-        try writeFile("Notes", "sedX1b2c3", text)
-        try fs.rename(parent: notes, name: "sedX1b2c3", newParent: notes, newName: "Plan.md", flags: [])
         // The rename does not wait for the store: the file shows the save at once, and the
         // scheduler (not running here) commits it right after.
         let plan = try inode("Notes", "Plan.md")
@@ -130,12 +137,8 @@ import ShelfStore
     /// `fsync` of the folder after the rename (what makes a rename durable on disk, as atomic
     /// write libraries do) commits the save before it returns.
     @Test func syncingTheFolderCommitsTheSavesRenamedIntoIt() throws {
-        let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
-        let text = record.text.replacingOccurrences(of: "Read more.", with: "Read it all.")
-        let notes = try folder("Notes")
-        try writeFile("Notes", ".Plan.md.tmp", text)
-        try fs.rename(parent: notes, name: ".Plan.md.tmp", newParent: notes, newName: "Plan.md", flags: [])
-        try fs.syncFolder(notes)
+        let (_, text) = try saveAtomically(through: ".Plan.md.tmp", replacing: "Read more.", with: "Read it all.")
+        try fs.syncFolder(try folder("Notes"))
         #expect(try library.store.record(atPath: "Notes/Plan.md")?.text == text)
     }
 
