@@ -198,7 +198,10 @@ struct LoadDevice: @unchecked Sendable {
         self.index = index
         store = try LibraryStore.create(at: folder)
         try SyncEngine.link(store, to: cloud, deviceName: "device-\(index)", downloadAll: true)
-        engine = SyncEngine(store: store, cloud: cloud)
+        // SHELF_LOAD_TRACE=1: every resolution of concurrent edits on stderr (ChangeApplier's trace).
+        var logger = Logger(label: "shelf.load.device-\(index)")
+        if ProcessInfo.processInfo.environment["SHELF_LOAD_TRACE"] != nil { logger.logLevel = .debug }
+        engine = SyncEngine(store: store, cloud: cloud, logger: logger)
     }
 
     /// The shared notes, a line per device with a line between (changes next to each other

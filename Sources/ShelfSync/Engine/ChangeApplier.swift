@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ShelfMarkdown
 import ShelfModel
 import ShelfStore
@@ -27,6 +28,9 @@ struct ChangeApplier {
     let storeContent: (Data, ContentHash) throws -> Void
     /// A device's name, for conflict copies.
     let deviceName: (DeviceID) -> String
+    /// Each resolution of concurrent changes is traced at debug level: which heads, from which
+    /// base, to which bytes — what two devices that end apart must have done differently.
+    let logger: Logger
 
     /// A change whose bytes are not in the cloud yet (a file-sync tool still delivering them).
     struct ContentNotArrived: Error, CustomStringConvertible {
@@ -93,6 +97,7 @@ struct ChangeApplier {
             lastFolded = next
         }
         try storeContent(content, state.hash)
+        logger.debug("\(device) resolved \(newest.itemID): heads \(puts.map(\.id)) from \(base?.id ?? "no base") to \(state.hash.rawValue.prefix(12))")
         if let head = puts.first(where: { state.matches($0.state) }) { return head }
         let derived = CloudChange(id: heads.map(\.id).joined(separator: "~"), item: newest.itemID, base: newest.id,
                                   mergedFrom: heads.dropLast().map(\.id).joined(separator: "~"), device: newest.device,
@@ -204,6 +209,7 @@ struct ChangeApplier {
             }
             target.hash = ContentHash(of: targetBytes)
             target.size = targetBytes.count
+            logger.debug("\(device) rebased \(id) onto \(remote.id) from \(base?.id ?? "no base") to \(target.hash.rawValue.prefix(12))")
             let isMerge = target.hash != local.hash && target.hash != remote.hash
             try writer.with(isMerge ? ChangeOrigin(.merge) : ChangeOrigin(.sync, device: deviceName(remote.device))) {
                 try take(target, title: remote.title, of: id, claim: remote, bytes: targetBytes)

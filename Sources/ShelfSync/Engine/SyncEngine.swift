@@ -261,7 +261,7 @@ public final class SyncEngine: Sendable {
 
     private func applier(_ writer: StoreWriter, _ link: CloudLinkState) -> ChangeApplier {
         ChangeApplier(writer: writer, device: link.device, downloadsEagerly: link.downloadAll, content: cloud.content,
-                      storeContent: { try self.cloud.putContent($0, hash: $1) }, deviceName: deviceName)
+                      storeContent: { try self.cloud.putContent($0, hash: $1) }, deviceName: deviceName, logger: logger)
     }
 
     /// Uploads every item that changed here since it last agreed with the cloud; returns how
