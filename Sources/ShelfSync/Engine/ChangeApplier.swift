@@ -97,7 +97,7 @@ struct ChangeApplier {
             lastFolded = next
         }
         try storeContent(content, state.hash)
-        logger.debug("\(device) resolved \(newest.itemID): heads \(puts.map(\.id)) from \(base?.id ?? "no base") to \(state.hash.rawValue.prefix(12))")
+        logger.debug("\(device) resolved \(newest.itemID) (\(newest.path)): heads \(puts.map(\.id)) from \(base?.id ?? "no base") to \(state.hash.rawValue.prefix(12))")
         if let head = puts.first(where: { state.matches($0.state) }) { return head }
         let derived = CloudChange(id: heads.map(\.id).joined(separator: "~"), item: newest.itemID, base: newest.id,
                                   mergedFrom: heads.dropLast().map(\.id).joined(separator: "~"), device: newest.device,
@@ -209,7 +209,7 @@ struct ChangeApplier {
             }
             target.hash = ContentHash(of: targetBytes)
             target.size = targetBytes.count
-            logger.debug("\(device) rebased \(id) onto \(remote.id) from \(base?.id ?? "no base") to \(target.hash.rawValue.prefix(12))")
+            logger.debug("\(device) rebased \(id) (\(remote.path)) onto \(remote.id) from \(base?.id ?? "no base") to \(target.hash.rawValue.prefix(12))")
             let isMerge = target.hash != local.hash && target.hash != remote.hash
             try writer.with(isMerge ? ChangeOrigin(.merge) : ChangeOrigin(.sync, device: deviceName(remote.device))) {
                 try take(target, title: remote.title, of: id, claim: remote, bytes: targetBytes)
