@@ -163,8 +163,8 @@ import TestSupport
         for name in names {
             for note in 0..<10 { expected["Notes/\(name) \(note).md"] = Data("\(name), round \(20 + note)\n".utf8) }
         }
-        // Beyond the statement deadline: a query sent as the server went away may get no answer
-        // until it passes (PostgresSession.finish).
+        // Beyond the statement deadline, the backstop for a query sent as the server went away
+        // that never completes (PostgresSession.finish; its closed connection frees it sooner).
         let converged = try eventually(within: .seconds(90)) {
             try all.allSatisfy { try $0.files() == expected }
         }

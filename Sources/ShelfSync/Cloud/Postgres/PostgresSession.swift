@@ -43,13 +43,14 @@ final class PostgresSession: @unchecked Sendable {
     /// that stops answering must not hold the sync thread (and a mount's unmount) forever.
     static let statementDeadline = TimeAmount.seconds(60)
 
-    /// Waits for `future`; past the deadline the wait fails and the connection is closed, so
-    /// the next call connects again. The wait ends at the deadline whatever the statement
-    /// does: a query sent as the server went away was seen never to complete, even once its
-    /// connection was closed.
+    /// Waits for `future`; once the connection closes (a server restart, a killed backend),
+    /// or past the deadline, the wait fails and the next call connects again. The wait ends
+    /// then whatever the statement does: a query sent as the server went away was seen never
+    /// to complete, even once its connection was closed.
     static func finish<T>(_ future: EventLoopFuture<T>, on connection: PostgresConnection) throws -> T {
         let answer = connection.eventLoop.makePromise(of: T.self)
         future.cascade(to: answer)
+        connection.closeFuture.whenComplete { _ in answer.fail(ClosedUnanswered()) }
         let deadline = connection.eventLoop.scheduleTask(in: statementDeadline) {
             answer.fail(StatementDeadlinePassed(deadline: statementDeadline))
             let closing: EventLoopFuture<Void> = connection.close()
@@ -57,6 +58,11 @@ final class PostgresSession: @unchecked Sendable {
         }
         defer { deadline.cancel() }
         return try answer.futureResult.wait()
+    }
+
+    /// A statement whose connection closed before it was answered.
+    struct ClosedUnanswered: Error, CustomStringConvertible {
+        var description: String { "the connection closed before the server answered; it is made again" }
     }
 
     /// A statement that had no answer within ``statementDeadline``.
