@@ -23,6 +23,12 @@ enum LinuxCalls {
     /// The calling thread's kernel id: what FUSE requests carry as their pid.
     nonisolated(unsafe) static let gettid: GetThreadID = resolve("gettid")
 
+    /// Puts the calling thread behind the request handlers (nice 10): for work nobody waits on,
+    /// which then takes the cores the programs using the mount leave free.
+    static func yieldToRequestHandlers() {
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(gettid()), 10)
+    }
+
     private static func resolve<F>(_ name: String) -> F {
         guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), name) else {
             fatalError("the C library lacks \(name) (glibc 2.28 or newer is required)")

@@ -51,8 +51,7 @@ final class PlaceholderDownloads: @unchecked Sendable {
         self.filled = filled
         guard engine != nil else { return }
         let thread = Thread { [self] in
-            // Behind the request handlers, like the saves thread: readers already have their bytes.
-            _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(LinuxCalls.gettid()), 10)
+            LinuxCalls.yieldToRequestHandlers()  // readers already have their bytes
             fillUntilStopped()
         }
         thread.name = "shelf.fills"

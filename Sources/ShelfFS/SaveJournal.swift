@@ -45,15 +45,14 @@ public final class SaveJournal: Sendable {
         var remove: () -> Void
     }
 
-    let folder: URL
-    /// `folder`'s path, kept: every entry's file name is made from it, and URL's `path` is costly.
+    /// The journal folder's path: every entry's file name is made from it.
     private let folderPath: String
     /// This process's targets file and how many of its entries are open: emptied whenever
     /// none is, so it never grows beyond the entries of one busy moment.
     private let targets: Mutex<(descriptor: Int32, open: Int)>
 
     init(library: URL) throws {
-        folder = library.appendingPathComponent("journal", isDirectory: true)
+        let folder = library.appendingPathComponent("journal", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
         folderPath = folder.path
@@ -63,7 +62,7 @@ public final class SaveJournal: Sendable {
     }
 
     deinit {
-        targets.withLock { close($0.descriptor) }
+        _ = targets.withLock { close($0.descriptor) }
     }
 
     /// Starts the entry of `inode`, holding `bytes`, to be saved into `target`.

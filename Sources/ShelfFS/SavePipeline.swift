@@ -171,7 +171,7 @@ final class SavePipeline: Sendable {
     }
 
     /// A plain file renamed over item `id` (an atomic save): its bytes are `inode`'s (the
-    /// renamed file's, which now is the item's file) unsaved bytes, saved at once in the
+    /// renamed file's, which is the item's file from now on) unsaved bytes, saved at once in the
     /// background like a writer's close, so the rename does not wait for the commit. Reads,
     /// `stat`, attribute reads and `shelf` commands see the save as for any unsaved writes.
     /// The file moves into the journal; returns false when it stayed where it was.

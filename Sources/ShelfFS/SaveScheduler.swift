@@ -72,9 +72,8 @@ final class SaveScheduler: @unchecked Sendable {
             guard !running, !stopped else { return }
             running = true
             let thread = Thread { [self] in
-                // Behind the request handlers: a save nobody waits for gives way to the programs
-                // that do (a command that needs it saves on its own thread).
-                _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(LinuxCalls.gettid()), 10)
+                // A command that needs a save makes it on its own thread.
+                LinuxCalls.yieldToRequestHandlers()
                 saveUntilStopped(save)
             }
             thread.name = "shelf.saves"

@@ -234,15 +234,12 @@ extension ShelfFileSystem {
         let bytes = try plain.readAll(from)
         let metadata = try plain.metadata(of: from)
         let tempInode = inodes.existingInode(for: .plain(from))
-        let id: ItemID
-        var replaced: (inode: UInt64, version: Int64, content: Data, modified: Date)?
+        // Closed while still linked (cheap): the file moves into the journal, or the disk frees
+        // it in the background.
+        if let tempInode { descriptors.forget(tempInode) }
         var moved = false
-        if case .item(let existing) = target, let tempInode, index.summary(id: existing)?.isPlaceholder == false {
-            // Closed first: its file moves into the journal.
-            descriptors.forget(tempInode)
-            moved = try saves.adoptRenamed(bytes, from: plain.realPath(from), as: tempInode, into: existing,
-                                           carrying: metadata)
-            id = existing
+        if case .item(let id) = target, let tempInode, index.summary(id: id)?.isPlaceholder == false {
+            moved = try saves.adoptRenamed(bytes, from: plain.realPath(from), as: tempInode, into: id, carrying: metadata)
         } else {
             let destination: ItemCommitter.Target
             var replacedInode: (inode: UInt64, modified: Date)?
@@ -261,26 +258,16 @@ extension ShelfFileSystem {
             }
             let outcome = try saves.commitRenamed(bytes, at: to, into: destination, carrying: metadata)
             if let replacedInode, let file = outcome.replaced {
-                replaced = (replacedInode.inode, file.version, file.content, replacedInode.modified)
+                saves.buffers.freeze(replacedInode.inode, bytes: Array(file.content), version: file.version,
+                                     modified: replacedInode.modified)
             }
-            id = outcome.record.item.id
-        }
-        if !moved {
-            // Closed while still linked (cheap), so the disk frees the file in the background.
-            if let tempInode { descriptors.forget(tempInode) }
-            try plain.removeInBackground(from)
-        }
-        if let replaced {
-            saves.buffers.freeze(replaced.inode, bytes: Array(replaced.content), version: replaced.version,
-                                 modified: replaced.modified)
-        }
-        if let tempInode {
             // From now on its reads and writes are the item's (a program may still write the
             // temp file it renamed: those writes are saved into the item).
-            inodes.rekey(tempInode, to: .item(id))
-            // The kernel holds the temp file's attributes (mode, owner, times): have it ask again.
-            invalidate(.attributes(Inode(tempInode)))
+            if let tempInode { inodes.rekey(tempInode, to: .item(outcome.record.item.id)) }
         }
+        if !moved { try plain.removeInBackground(from) }
+        // The kernel holds the temp file's attributes (mode, owner, times): have it ask again.
+        if let tempInode { invalidate(.attributes(Inode(tempInode))) }
     }
 
     /// Plain → plain, files or folders. A folder holding items moves them in the store too; one
@@ -309,4 +296,3 @@ extension ShelfFileSystem {
         }
     }
 }
-

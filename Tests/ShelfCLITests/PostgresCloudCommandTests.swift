@@ -42,16 +42,10 @@ import TestSupport
         // Rounds a minute apart: what arrives sooner came by the server's push.
         try a.withMount("--poll-interval", "60") { mountA in
             try b.withMount("--poll-interval", "60") { mountB in
-                let note = Data("Written on the laptop.\n".utf8)
-                try note.write(to: URL(fileURLWithPath: mountA + "/Notes/Pushed.md"))
-                #expect(try eventually(within: .seconds(1)) {
-                    FileManager.default.contents(atPath: mountB + "/Notes/Pushed.md") == note
-                })
-                let edit = Data("Edited on the desk.\n".utf8)
-                try edit.write(to: URL(fileURLWithPath: mountB + "/Notes/Pushed.md"))
-                #expect(try eventually(within: .seconds(1)) {
-                    FileManager.default.contents(atPath: mountA + "/Notes/Pushed.md") == edit
-                })
+                try ShelfCLI.expectArrives(Data("Written on the laptop.\n".utf8), at: "Notes/Pushed.md",
+                                           from: mountA, on: mountB, within: .seconds(1))
+                try ShelfCLI.expectArrives(Data("Edited on the desk.\n".utf8), at: "Notes/Pushed.md",
+                                           from: mountB, on: mountA, within: .seconds(1))
                 let status = try a.run("cloud", "status")
                 #expect(status.status == 0 && status.stdout.contains(address), "\(status)")
                 #expect(!status.stdout.contains(password))

@@ -92,16 +92,12 @@ import TestSupport
             try b.run("cloud", "link", cloud, "--device", "desk")
             try withBothMounted(a, b) { mountA, mountB in
                 let bytes = Data("A note written on the laptop.\nNo frontmatter.\n".utf8)
-                try bytes.write(to: URL(fileURLWithPath: mountA + "/Notes/From the laptop.md"))
-                #expect(try eventually(within: .seconds(10)) {
-                    FileManager.default.contents(atPath: mountB + "/Notes/From the laptop.md") == bytes
-                })
+                try ShelfCLI.expectArrives(bytes, at: "Notes/From the laptop.md", from: mountA, on: mountB,
+                                           within: .seconds(10))
 
                 let edited = Data("Edited on the desk.\n".utf8)
-                try edited.write(to: URL(fileURLWithPath: mountB + "/Notes/From the laptop.md"))
-                #expect(try eventually(within: .seconds(10)) {
-                    FileManager.default.contents(atPath: mountA + "/Notes/From the laptop.md") == edited
-                })
+                try ShelfCLI.expectArrives(edited, at: "Notes/From the laptop.md", from: mountB, on: mountA,
+                                           within: .seconds(10))
 
                 try FileManager.default.moveItem(atPath: mountA + "/Notes/From the laptop.md",
                                                  toPath: mountA + "/Notes/Renamed.md")
@@ -113,10 +109,8 @@ import TestSupport
                 // Plain files too: an attachment in a folder of its own.
                 let picture = Data((0..<4096).map { UInt8($0 % 253) })
                 try FileManager.default.createDirectory(atPath: mountA + "/Notes/attachments", withIntermediateDirectories: true)
-                try picture.write(to: URL(fileURLWithPath: mountA + "/Notes/attachments/map.png"))
-                #expect(try eventually(within: .seconds(10)) {
-                    FileManager.default.contents(atPath: mountB + "/Notes/attachments/map.png") == picture
-                })
+                try ShelfCLI.expectArrives(picture, at: "Notes/attachments/map.png", from: mountA, on: mountB,
+                                           within: .seconds(10))
 
                 // `shelf sync` on a mounted library asks the mount's own engine for the round.
                 let synced = try b.run("sync")

@@ -1,4 +1,5 @@
 import Foundation
+import Testing
 import TestSupport
 
 /// Runs the built `shelf` binary the way a user's shell would, with its own config folder so
@@ -80,6 +81,15 @@ struct ShelfCLI {
     struct MountFailed: Error, CustomStringConvertible {
         let stderr: String
         var description: String { "shelf mount failed: \(stderr)" }
+    }
+
+    /// Writes `bytes` at `path` through mount `from` and expects mount `to` to read exactly
+    /// them within `deadline`: a change crossing from one device to another.
+    static func expectArrives(_ bytes: Data, at path: String, from: String, on to: String, within deadline: Duration,
+                              sourceLocation: SourceLocation = #_sourceLocation) throws {
+        try bytes.write(to: URL(fileURLWithPath: from + "/" + path))
+        #expect(eventually(within: deadline) { FileManager.default.contents(atPath: to + "/" + path) == bytes },
+                sourceLocation: sourceLocation)
     }
 
     /// Takes a mount down however it is: `fusermount3 -u`, then `-u -z`.
