@@ -105,12 +105,22 @@ extension SyncEngine {
         return evicted
     }
 
-    /// Downloads every placeholder, a batch per transaction; returns how many.
+    /// Downloads every placeholder, a batch per transaction; returns how many. A download that
+    /// fails stops there, with the ones fetched before it put in place.
     @discardableResult
     public func downloadAll() throws -> Int {
         let ids = try store.placeholderIDs()
         for start in stride(from: 0, to: ids.count, by: Self.fillBatch) {
-            try fill(try ids[start..<min(ids.count, start + Self.fillBatch)].compactMap { try fetch($0) })
+            var fetched: [FetchedContent] = []
+            do {
+                for id in ids[start..<min(ids.count, start + Self.fillBatch)] {
+                    if let content = try fetch(id) { fetched.append(content) }
+                }
+            } catch {
+                _ = try? fill(fetched)  // the failure reported is the download's
+                throw error
+            }
+            try fill(fetched)
         }
         return ids.count
     }
