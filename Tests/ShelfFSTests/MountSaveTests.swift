@@ -219,7 +219,8 @@ import ShelfStore
             #expect(!(try mount.sh("ls Notes")).contains("Plan.md"))
             let cli = try library.reopened()
             try cli.write { _ = try $0.restore(id: note.item.id) }
-            #expect(try eventually { try mount.sh("ls Notes").contains("Plan.md") })
+            // Generous: a loaded 2-core machine once took longer than 2 s here (the speed is the benchmark's).
+            #expect(try eventually(within: .seconds(10)) { try mount.sh("ls Notes").contains("Plan.md") })
             #expect(try mount.text(note.path) == note.text)
         }
     }
