@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import ShelfModel
 import ShelfStore
 import TestSupport
@@ -57,12 +58,17 @@ final class Devices {
         try deliver()
         try SyncEngine.link(store, to: try cloud(for: name), deviceName: name, cacheLimit: cacheLimit)
         try deliver()
-        return Device(store: store, engine: SyncEngine(store: store, cloud: try cloud(for: name)))
+        // SHELF_SYNC_TRACE=1: every resolution and conflict on stderr (ChangeApplier's trace).
+        var logger = Logger(label: "shelf.sync.\(name)")
+        if ProcessInfo.processInfo.environment["SHELF_SYNC_TRACE"] != nil { logger.logLevel = .debug }
+        return Device(store: store, engine: SyncEngine(store: store, cloud: try cloud(for: name), logger: logger))
     }
 
     /// Copies every file of every cloud folder into every other that lacks it, as a file-sync
-    /// tool would (each file whole, under its name).
-    func deliver() throws {
+    /// tool would (each file whole, under its name). `only`: copies just the files it picks (by
+    /// path in the cloud and the device that would receive it), as a tool that delivers in any
+    /// order and is cut off midway.
+    func deliver(only picks: ((_ path: String, _ to: String) -> Bool)? = nil) throws {
         guard delayed else { return }
         let manager = FileManager.default
         let clouds = try manager.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("cloud-") }
@@ -77,9 +83,10 @@ final class Devices {
             }
         }
         for cloud in clouds {
-            for (path, source) in files {
+            for (path, source) in files.sorted(by: { $0.key < $1.key }) {
                 let target = folder.child(cloud).appendingPathComponent(path)
-                guard !manager.fileExists(atPath: target.path) else { continue }
+                guard !manager.fileExists(atPath: target.path), picks?(path, String(cloud.dropFirst("cloud-".count))) ?? true
+                else { continue }
                 try manager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try manager.copyItem(at: source, to: target)
             }
@@ -87,7 +94,9 @@ final class Devices {
     }
 
     /// Delivers and syncs every device until a whole round moves nothing.
-    func settle(_ devices: Device...) throws {
+    func settle(_ devices: Device...) throws { try settle(devices) }
+
+    func settle(_ devices: [Device]) throws {
         for _ in 0..<6 {
             var moved = 0
             for device in devices {

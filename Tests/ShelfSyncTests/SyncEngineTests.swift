@@ -134,46 +134,55 @@ import TestSupport
     /// device's last line in each shared note, and no conflict copy.
     @Test(arguments: [20261125, 7, 1234] as [UInt64])
     func randomlyInterleavedEditsOnSixDevicesConvergeWithNothingLost(seed: UInt64) throws {
-        let devices = try Devices(delayed: true)
-        let fleet = try (0..<6).map { try devices.device("d\($0)") }
-        let lines = (0..<fleet.count).map { "d\($0): nothing yet\n---\n" }.joined()
-        for note in 0..<3 { try fleet[0].write("Notes/Shared \(note).md", lines) }
-        try devices.settle(fleet[0])
-        try devices.settle(fleet[1], fleet[2], fleet[3], fleet[4], fleet[5])
+        try InterleavedEdits(seed: seed, devices: 6, steps: 240, deliversInAnyOrder: false).run()
+    }
 
-        var random = SeededGenerator(seed: seed)
-        var last: [String: String] = [:]
-        for step in 0..<240 {
-            let index = Int(random.next() % UInt64(fleet.count))
-            let device = fleet[index]
-            switch random.next() % 5 {
-            case 0:
-                try device.sync()
-            case 1:
-                try devices.deliver()
-            case 2:
-                let text = "d\(index) own, step \(step)\n"
-                try device.write("Notes/Own \(index).md", text)
-                last["Notes/Own \(index).md"] = text
-            default:
-                let path = "Notes/Shared \(random.next() % 3).md"
-                var lines = try #require(try device.text(path)).components(separatedBy: "\n")
-                lines[2 * index] = "d\(index): step \(step)"
-                try device.write(path, lines.joined(separator: "\n"))
-                last[path + " " + String(index)] = lines[2 * index]
-            }
+    /// The same through a file-sync tool that delivers some files and not others, in any order:
+    /// a device meets changes whose ancestors have not arrived yet, and must wait for them.
+    @Test(arguments: [20261125, 7, 1234] as [UInt64])
+    func editsDeliveredInAnyOrderConvergeWithNothingLost(seed: UInt64) throws {
+        try InterleavedEdits(seed: seed, devices: 6, steps: 240, deliversInAnyOrder: true).run()
+    }
+
+    /// `SHELF_SYNC_SOAK=SEEDS` (scripts/soak-sync): many more seeds, devices and steps.
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["SHELF_SYNC_SOAK"] != nil))
+    func soakOfInterleavedEdits() throws {
+        let seeds = UInt64(ProcessInfo.processInfo.environment["SHELF_SYNC_SOAK"] ?? "") ?? 20
+        for seed in 1...seeds {
+            try InterleavedEdits(seed: seed, devices: 8, steps: 600, deliversInAnyOrder: seed % 2 == 0).run()
         }
-        try devices.settle(fleet[0], fleet[1], fleet[2], fleet[3], fleet[4], fleet[5])
-        try devices.settle(fleet[0], fleet[1], fleet[2], fleet[3], fleet[4], fleet[5])
+    }
 
-        let files = try fleet[0].files()
-        for device in fleet.dropFirst() { #expect(try device.files() == files) }
-        #expect(files.keys.filter { $0.contains("(conflict ") }.isEmpty, "\(files.keys.sorted())")
-        for (key, written) in last {
-            let path = key.hasSuffix(".md") ? key : String(key[..<key.lastIndex(of: " ")!])
-            let text = String(decoding: files[path] ?? Data(), as: UTF8.self)
-            #expect(key.hasSuffix(".md") ? text == written : text.components(separatedBy: "\n").contains(written),
-                    "\(key): \(written) is not in \(text)")
+    /// A file-sync tool brings c the batch of b's edit before the batch of a's edit that b made
+    /// it on top of: c holds b's batch back (it would look concurrent and fork), still pushes
+    /// its own edits, and takes both in order once a's arrives.
+    @Test func aChangeWaitsForTheChangeItWasMadeOnTopOf() throws {
+        let devices = try Devices(delayed: true)
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let c = try devices.device("c")
+        let id = try a.write("Notes/Plan.md", "one\ntwo\n")
+        try devices.settle(a, b, c)
+
+        try a.write("Notes/Plan.md", "one\nfrom a\n")
+        try a.sync()
+        try devices.deliver(only: { _, to in to == "b" })
+        #expect(try b.sync().pulled == 1)
+        try b.write("Notes/Plan.md", "one\nfrom a\nthree from b\n")
+        try b.sync()
+        let aLog = "log/" + (try #require(try a.store.cloudLink()).device) + "/"
+        try devices.deliver(only: { path, to in to == "c" && !path.hasPrefix(aLog) })
+        try c.write("Notes/Other.md", "c's own\n")
+        let report = try c.sync()
+        #expect(report.pulled == 0)
+        #expect(report.pushed == 1)
+        #expect(try c.text(id: id) == "one\ntwo\n")
+
+        try devices.settle(a, b, c)
+        for device in [a, b, c] {
+            #expect(try device.text(id: id) == "one\nfrom a\nthree from b\n")
+            #expect(try device.files().keys.filter { $0.contains("(conflict ") }.isEmpty)
+            #expect(try device.text("Notes/Other.md") == "c's own\n")
         }
     }
 
@@ -522,5 +531,64 @@ import TestSupport
         #expect(throws: SyncError.cannotForgetItself) { try a.engine.forgetDevice(named: "a") }
         try a.engine.forgetDevice(named: "lost")
         #expect(try a.engine.maintainCloud(snapshotEvery: 1, unusedFor: 0).batchesRemoved > 0)
+    }
+}
+
+/// Devices editing their own notes and their own lines of shared notes in a seeded random
+/// order, through a folder cloud a file-sync tool carries late: every device must end with the
+/// same files, every device's last line in each shared note, and no conflict copy.
+struct InterleavedEdits {
+    let seed: UInt64
+    let devices: Int
+    let steps: Int
+    /// Each delivery copies about half of the missing files, the rest wait for a later one.
+    let deliversInAnyOrder: Bool
+
+    func run() throws {
+        let cloud = try Devices(delayed: true)
+        let fleet = try (0..<devices).map { try cloud.device("d\($0)") }
+        let lines = (0..<fleet.count).map { "d\($0): nothing yet\n---\n" }.joined()
+        for note in 0..<3 { try fleet[0].write("Notes/Shared \(note).md", lines) }
+        try cloud.settle(fleet[0])
+        try cloud.settle(fleet)
+
+        var random = SeededGenerator(seed: seed)
+        var last: [String: String] = [:]
+        for step in 0..<steps {
+            let index = Int(random.next() % UInt64(fleet.count))
+            let device = fleet[index]
+            switch random.next() % 5 {
+            case 0:
+                try device.sync()
+            case 1:
+                try cloud.deliver(only: deliversInAnyOrder ? { _, _ in random.next() % 2 == 0 } : nil)
+            case 2:
+                let text = "d\(index) own, step \(step)\n"
+                try device.write("Notes/Own \(index).md", text)
+                last["Notes/Own \(index).md"] = text
+            default:
+                let path = "Notes/Shared \(random.next() % 3).md"
+                guard let text = try? device.text(path) else { continue }  // its bytes have not arrived yet
+                var lines = text.components(separatedBy: "\n")
+                lines[2 * index] = "d\(index): step \(step)"
+                try device.write(path, lines.joined(separator: "\n"))
+                last[path + " " + String(index)] = lines[2 * index]
+            }
+        }
+        try cloud.settle(fleet)
+        try cloud.settle(fleet)
+
+        let files = try fleet[0].files()
+        for (number, device) in fleet.enumerated().dropFirst() {
+            let theirs = try device.files()
+            #expect(theirs == files, "seed \(seed): d\(number) differs from d0 in \(Set(files.keys).union(theirs.keys).filter { files[$0] != theirs[$0] }.sorted())")
+        }
+        #expect(files.keys.filter { $0.contains("(conflict ") }.isEmpty, "seed \(seed): \(files.keys.sorted())")
+        for (key, written) in last {
+            let path = key.hasSuffix(".md") ? key : String(key[..<key.lastIndex(of: " ")!])
+            let text = String(decoding: files[path] ?? Data(), as: UTF8.self)
+            #expect(key.hasSuffix(".md") ? text == written : text.components(separatedBy: "\n").contains(written),
+                    "seed \(seed), \(key): \(written) is not in \(text)")
+        }
     }
 }

@@ -24,6 +24,9 @@ struct ChangeApplier {
     let downloadsEagerly: Bool
     /// The file bytes stored under a hash in the cloud; nil while they have not arrived.
     let content: (ContentHash) throws -> Data?
+    /// Whether the cloud still holds the batch that pushed a change: while it does, the cloud
+    /// keeps that change's bytes, so bytes missing for it are still on their way.
+    let isPushedBatchInCloud: (ChangeID) throws -> Bool
     /// Stores bytes a merge produced, so later merges can use them as their base.
     let storeContent: (Data, ContentHash) throws -> Void
     /// A device's name, for conflict copies.
@@ -54,7 +57,7 @@ struct ChangeApplier {
         if let local, local.state.needsPush(since: synced) {
             try rebase(local: local.state, localContent: try local.content ?? bytes(of: local.state), onto: incoming,
                        base: synced)
-        } else if incoming.mergedFrom != nil {
+        } else if try isMerge(incoming) {
             try writer.with(ChangeOrigin(.merge)) { try take(incoming.state, title: incoming.title, of: id, claim: incoming) }
         } else {
             try take(incoming.state, title: incoming.title, of: id, claim: incoming)
@@ -62,57 +65,86 @@ struct ChangeApplier {
         try writer.setSyncedChange(incoming.id, of: id)
     }
 
+    /// Whether `change` is a derived merge whose bytes or metadata none of its heads had: a
+    /// version of its own in the item's history.
+    private func isMerge(_ change: CloudChange) throws -> Bool {
+        guard change.mergedFrom != nil else { return false }
+        return try !Self.edits(in: change.id).compactMap(known).contains { $0.state.matches(change.state) }
+    }
+
     // MARK: Concurrent cloud changes
 
     /// Resolves changes made without seeing each other into one state, as a function of the
     /// set of edits alone — never of the order they arrived in — so every device reaches the same
-    /// bytes and the same change id whichever it met first. The heads (the edits neither side
-    /// contains) are folded oldest first onto their common ancestor: an edit beats a delete,
-    /// contents merge three-way, and what cannot merge keeps the newer side and puts the rest
-    /// aside in a conflict copy. A derived change is named by its heads (`A~B~C`), so a change
-    /// later made on top of it names them all.
+    /// bytes and the same change id whichever it met first.
     private func resolveConcurrent(_ first: CloudChange, _ second: CloudChange) throws -> CloudChange {
         let heads = try concurrentHeads(first, second)
-        guard let newest = heads.last else { return second }
+        guard heads.count > 1 else { return heads.first ?? second }
+        return try merge(heads)
+    }
+
+    /// The derived change that resolves `heads` (oldest first), named by them all (`A~B~C`) even
+    /// where the result equals one of them, so a change later made on top of it names every
+    /// edit it contains. An edit beats a delete; contents merge pairwise: the older heads first,
+    /// as a device that met only them merged them, then the newest onto that. No device pushes
+    /// it: every device derives it. `heads`: two or more.
+    private func merge(_ heads: [CloudChange]) throws -> CloudChange {
+        let id = heads.map(\.id).joined(separator: "~")
+        if let derived = try known(id) { return derived }
+        let newest = heads[heads.count - 1]
         let puts = heads.filter { $0.operation == .put }
-        guard puts.count > 1 else { return puts.first ?? newest }
-        let base = try commonAncestor(of: puts)
-        var state = puts[0].state
-        var lastFolded = puts[0]
-        var content = try bytes(of: puts[0].state)
-        for next in puts.dropFirst() {
-            let meta = Self.mergedMetadata(base: base?.state, older: state, newer: next.state)
-            if state.hash != next.hash {
-                switch try mergedContent(base: base?.state, older: content, newer: try bytes(of: next.state), kind: next.kind) {
-                case .merged(let bytes):
-                    content = bytes
-                case .conflict:
-                    try keepConflictCopy(content, of: lastFolded, against: next)
-                    content = try bytes(of: next.state)
-                }
-            }
-            state = meta
-            state.hash = ContentHash(of: content)
-            state.size = content.count
-            lastFolded = next
+        let lead = puts.last ?? newest
+        var state = lead.state
+        if puts.count > 1 {
+            let older = puts.count == 2 ? puts[0] : try merge(Array(puts.dropLast()))
+            state = try mergedState(older, lead)
         }
-        try storeContent(content, state.hash)
-        logger.debug("\(device) resolved \(newest.itemID) (\(newest.path)): heads \(puts.map(\.id)) from \(base?.id ?? "no base") to \(state.hash.rawValue.prefix(12))")
-        if let head = puts.first(where: { state.matches($0.state) }) { return head }
-        let derived = CloudChange(id: heads.map(\.id).joined(separator: "~"), item: newest.itemID, base: newest.id,
+        let derived = CloudChange(id: id, item: newest.itemID, base: newest.id,
                                   mergedFrom: heads.dropLast().map(\.id).joined(separator: "~"), device: newest.device,
-                                  time: newest.time, state: state, title: newest.title)
+                                  time: newest.time, state: state, title: lead.title)
         try remember(derived)
         return derived
+    }
+
+    /// `older` and `newer` merged three-way against their nearest common ancestor (per field
+    /// of metadata, by lines and passages for the bytes, which are stored in the cloud); what
+    /// cannot merge keeps `newer`'s bytes, and `older`'s aside in a conflict copy.
+    private func mergedState(_ older: CloudChange, _ newer: CloudChange) throws -> ItemState {
+        let base = try commonAncestor(older, newer)
+        var state = Self.mergedMetadata(base: base?.state, older: older.state, newer: newer.state)
+        var content = try bytes(of: newer.state)
+        if older.hash != newer.hash {
+            let olderContent = try bytes(of: older.state)
+            switch try mergedContent(base: base, older: olderContent, newer: content, kind: newer.kind) {
+            case .merged(let bytes):
+                content = bytes
+            case .conflict:
+                logger.debug("\(device) cannot merge \(older.id) and \(newer.id) over \(base?.id ?? "no base"): conflict copy")
+                try keepConflictCopy(olderContent, of: older, against: newer)
+            }
+        }
+        state.hash = ContentHash(of: content)
+        state.size = content.count
+        try storeContent(content, state.hash)
+        logger.debug("\(device) merged \(newer.itemID) (\(newer.path)): \(older.id) and \(newer.id) over \(base?.id ?? "no base") to \(state.hash.rawValue.prefix(12))")
+        return state
     }
 
     /// The edits behind `first` and `second` that no other of them contains, oldest first.
     private func concurrentHeads(_ first: CloudChange, _ second: CloudChange) throws -> [CloudChange] {
         var candidates: [CloudChange] = []
-        for id in Self.edits(in: first.id) + Self.edits(in: second.id) where !candidates.contains(where: { $0.id == id }) {
-            guard let change = id == second.id ? second : try known(id) else { continue }
-            candidates.append(change)
+        for side in [first, second] {
+            let edits = try Self.edits(in: side.id).map(known)
+            // A merge whose edits are unknown here (it came in a snapshot) stands for them.
+            candidates += edits.allSatisfy({ $0 != nil }) ? edits.compactMap({ $0 }) : [side]
         }
+        return try heads(among: candidates)
+    }
+
+    /// Those of `changes` that no other of them contains, oldest first.
+    private func heads(among changes: [CloudChange]) throws -> [CloudChange] {
+        var candidates: [CloudChange] = []
+        for change in changes where !candidates.contains(where: { $0.id == change.id }) { candidates.append(change) }
         let heads = try candidates.filter { candidate in
             try !candidates.contains { other in
                 guard other.id != candidate.id else { return false }
@@ -127,27 +159,34 @@ struct ChangeApplier {
         id.split(separator: "~").map(String.init)
     }
 
-    /// The nearest change every one of `changes` was made on top of, as far as this device
-    /// knows: of their common ancestors, one that no other common ancestor descends from (the
-    /// newest such when merges crossed), so a three-way merge sees each side's own edits only.
-    private func commonAncestor(of changes: [CloudChange]) throws -> CloudChange? {
-        guard let first = changes.first else { return nil }
-        var common = try ancestors(of: first)
-        for other in changes.dropFirst() {
-            let theirs = Set(try ancestors(of: other))
-            common = common.filter(theirs.contains)
-        }
-        var below = Set<ChangeID>()
-        for candidate in common where !below.contains(candidate) {
-            guard let change = try known(candidate) else { continue }
-            for ancestor in try ancestors(of: change, stoppingAt: below) { below.insert(ancestor) }
-        }
-        return try common.filter { !below.contains($0) }.compactMap(known).max { $1.isNewer(than: $0) }
+    /// The changes `id` was made on top of: a pushed change's base (a derived merge's id
+    /// included, whole), or a derived merge's heads.
+    private func parents(of id: ChangeID) throws -> [ChangeID] {
+        if id.contains("~") { return Self.edits(in: id) }
+        return try known(id).flatMap(\.base).map { [$0] } ?? []
     }
 
-    /// The changes `change` was made on top of, nearest first; none beyond those in `excluded`.
-    private func ancestors(of change: CloudChange, stoppingAt excluded: Set<ChangeID> = []) throws -> [ChangeID] {
-        var queue = [change.base, change.mergedFrom].compactMap { $0 }.flatMap(Self.edits(in:))
+    /// The nearest change every one of `changes` was made on top of, as far as this device
+    /// knows, so a three-way merge sees each side's own edits only. A derived merge counts as a
+    /// change: edits made on top of one merge against its bytes. Where merges crossed (several
+    /// nearest common ancestors, none containing the others) the base is their merge, as in
+    /// git's recursive merge: the edits all of them hold are in it.
+    private func commonAncestor(_ first: CloudChange, _ second: CloudChange) throws -> CloudChange? {
+        let theirs = Set(try ancestors(of: second.id))
+        let common = try ancestors(of: first.id).filter(theirs.contains)
+        var below = Set<ChangeID>()
+        for candidate in common where !below.contains(candidate) {
+            for ancestor in try ancestors(of: candidate, stoppingAt: below) { below.insert(ancestor) }
+        }
+        let nearest = common.filter { !below.contains($0) }
+        if nearest.count == 1 { return try node(nearest[0]) }
+        let crossed = try heads(among: nearest.flatMap(Self.edits(in:)).compactMap(known))
+        return crossed.count > 1 ? try merge(crossed) : crossed.first
+    }
+
+    /// The changes `id` was made on top of, nearest first; none beyond those in `excluded`.
+    private func ancestors(of id: ChangeID, stoppingAt excluded: Set<ChangeID> = []) throws -> [ChangeID] {
+        var queue = try parents(of: id)
         var seen = excluded
         var order: [ChangeID] = []
         var position = 0
@@ -156,9 +195,18 @@ struct ChangeApplier {
             position += 1
             guard seen.insert(next).inserted else { continue }
             order.append(next)
-            if let parent = try known(next) { queue += [parent.base, parent.mergedFrom].compactMap { $0 }.flatMap(Self.edits(in:)) }
+            queue += try parents(of: next)
         }
         return order
+    }
+
+    /// The change `id`, derived here if it is a merge this device has not made yet.
+    private func node(_ id: ChangeID) throws -> CloudChange? {
+        if let change = try known(id) { return change }
+        guard id.contains("~") else { return nil }
+        let heads = try Self.edits(in: id).map(known)
+        guard heads.allSatisfy({ $0 != nil }) else { return nil }
+        return try merge(heads.compactMap { $0 })
     }
 
     /// The losing side of an unmergeable pair, kept aside as a conflict copy. Its id derives from
@@ -190,10 +238,11 @@ struct ChangeApplier {
                 let remoteBytes = try bytes(of: remote.state)
                 let localIsNewer = local.modified > remote.time
                 let (older, newer) = localIsNewer ? (remoteBytes, localContent) : (localContent, remoteBytes)
-                switch try mergedContent(base: base?.state, older: older, newer: newer, kind: remote.kind) {
+                switch try mergedContent(base: base, older: older, newer: newer, kind: remote.kind) {
                 case .merged(let bytes):
                     targetBytes = bytes
                 case .conflict:
+                    logger.debug("\(device) cannot rebase \(id) onto \(remote.id) over \(base?.id ?? "no base"): conflict copy")
                     guard let kind = ItemKind(rawValue: remote.kind) else { return }
                     targetBytes = newer
                     // Every device whose own edit beats `remote` keeps it aside: the copy's id
@@ -291,9 +340,13 @@ struct ChangeApplier {
         return state
     }
 
-    /// Without a base this device can read, nothing merges.
-    private func mergedContent(base: ItemState?, older: Data, newer: Data, kind: String) throws -> ItemMerge.Result {
-        guard let base, let kind = ItemKind(rawValue: kind), let baseBytes = try content(base.hash) else {
+    /// Without a base, nothing merges. A base whose bytes are on their way is waited for
+    /// (merging without it would fork what merges); one whose bytes the cloud no longer keeps
+    /// (a device offline for long) leaves a conflict copy.
+    private func mergedContent(base: CloudChange?, older: Data, newer: Data, kind: String) throws -> ItemMerge.Result {
+        guard let base, let kind = ItemKind(rawValue: kind) else { return .conflict }
+        guard let baseBytes = try content(base.hash) else {
+            if try isPushedBatchInCloud(base.id) { throw ContentNotArrived(hash: base.hash) }
             return .conflict
         }
         return ItemMerge.merge(base: baseBytes, older: older, newer: newer, kind: kind)
@@ -310,16 +363,12 @@ struct ChangeApplier {
     /// Whether `ancestor` is among the changes `change` was made on top of, through the
     /// changes this device knows.
     private func isAncestor(_ ancestor: ChangeID, of change: CloudChange) throws -> Bool {
-        var pending = [change.base, change.mergedFrom].compactMap { $0 }
+        var pending = change.id.contains("~") ? Self.edits(in: change.id) : [change.base].compactMap { $0 }
         var seen = Set<ChangeID>()
         while let next = pending.popLast() {
             if next == ancestor { return true }
             guard seen.insert(next).inserted else { continue }
-            if next.contains("~") {
-                pending += Self.edits(in: next)
-            } else if let parent = try known(next) {
-                pending += [parent.base, parent.mergedFrom].compactMap { $0 }
-            }
+            pending += try parents(of: next)
         }
         return false
     }

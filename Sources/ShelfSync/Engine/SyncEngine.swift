@@ -137,50 +137,88 @@ public final class SyncEngine: Sendable {
 
     /// Applies the changes held back whose items are free now, then every batch of other
     /// devices past the cursor; returns how many changes were applied. A change of a busy item
-    /// (and every later one of that item) is held back, never dropped.
+    /// (and every later one of that item) is held back, never dropped. A device's batch that
+    /// cannot be applied yet (``applyAfterItsBases``) holds back that device's later batches
+    /// until a round finds what it waits for; the other devices' batches go on.
     private func pull() throws -> Int {
         let link = try requireLink()
-        var applied = try applyDeferred(link)
+        var applied = 0
+        do {
+            applied = try applyDeferred(link)
+        } catch let waiting as ChangeApplier.ContentNotArrived {
+            logger.info("changes held back wait: \(waiting)")
+        }
         var cursor = try CloudCoding.decoder.decode(CloudCursor.self, from: link.cursor)
         if cursor.positions.isEmpty, let snapshot = try cloud.latestSnapshot() {
             applied += try start(from: snapshot, link)
             cursor = snapshot.cursor
         }
         let isBusy = busyCheck.withLock { $0 }
+        var waiting = Set<DeviceID>()
         while true {
-            let (batches, _) = try cloud.batches(after: cursor, limit: Self.pullLimit)
-            guard !batches.isEmpty else { return applied }
-            for batch in batches {
-                applied += try applyAfterItsBases(batch, cursor: &cursor, link: link, isBusy: isBusy)
+            // A waiting device's log is not listed again this round.
+            var listed = cursor
+            for device in waiting { listed[device] = .max }
+            let (batches, _) = try cloud.batches(after: listed, limit: Self.pullLimit)
+            let before = cursor
+            for batch in batches where !waiting.contains(batch.device) {
+                do {
+                    applied += try applyAfterItsBases(batch, cursor: &cursor, link: link, isBusy: isBusy)
+                } catch let wait as Waiting {
+                    logger.info("batch \(batch.number) of device \(deviceName(batch.device)) waits: \(wait.reason)")
+                    waiting.insert(batch.device)
+                }
             }
+            if cursor == before { return applied }
         }
+    }
+
+    /// Why a batch cannot be applied yet: something it needs has not reached the cloud (a
+    /// file-sync tool delivers files in any order). Nothing of it was applied; a later round
+    /// tries again.
+    private struct Waiting: Error {
+        let reason: String
     }
 
     /// Applies `batch` once every batch its changes were made on top of is applied: a cloud may
     /// list one device's log before another's (a folder cloud does), and an edit met before the
     /// edit it rebased would look concurrent with it, and merge or fork where it only follows.
+    /// Throws ``Waiting`` when one of those batches, or bytes a merge needs, have not arrived.
     private func applyAfterItsBases(_ batch: ChangeBatch, cursor: inout CloudCursor, link: CloudLinkState,
                                     isBusy: (ItemID) -> Bool) throws -> Int {
         guard batch.number > cursor[batch.device] else { return 0 }
         var applied = 0
         for (device, number) in Self.batchesBelow(batch) where device != batch.device && number > cursor[device] {
             for earlier in (cursor[device] + 1)...number {
-                guard let before = try cloud.batch(of: device, number: earlier) else { break }
+                guard let before = try cloud.batch(of: device, number: earlier) else {
+                    throw Waiting(reason: "batch \(earlier) of device \(deviceName(device)), which it builds on, has not arrived")
+                }
                 applied += try applyAfterItsBases(before, cursor: &cursor, link: link, isBusy: isBusy)
             }
         }
-        cursor[batch.device] = batch.number
-        return applied + (try apply(batch, cursor: cursor, link: link, isBusy: isBusy))
+        var next = cursor
+        next[batch.device] = batch.number
+        do {
+            applied += try apply(batch, cursor: next, link: link, isBusy: isBusy)
+        } catch let missing as ChangeApplier.ContentNotArrived {
+            throw Waiting(reason: "\(missing)")
+        }
+        cursor = next
+        return applied
     }
 
-    /// The batches (device, number) that pushed the changes `batch`'s changes were based on,
-    /// read from their ids (`DEVICE-BATCH-INDEX`, joined by `~` in a derived merge's id).
+    /// The batches (device, number) that pushed the changes `batch`'s changes were based on
+    /// (a derived merge's id names each of its heads).
     static func batchesBelow(_ batch: ChangeBatch) -> [(DeviceID, Int64)] {
-        batch.changes.compactMap(\.base).flatMap { $0.split(separator: "~") }.compactMap { id in
-            let parts = id.split(separator: "-", omittingEmptySubsequences: false)
-            guard parts.count >= 3, let number = Int64(parts[parts.count - 2]), Int(parts[parts.count - 1]) != nil else { return nil }
-            return (parts.dropLast(2).joined(separator: "-"), number)
-        }
+        batch.changes.compactMap(\.base).flatMap { $0.split(separator: "~") }.compactMap { pushedBatch(of: String($0)) }
+    }
+
+    /// The batch that pushed change `id` (`DEVICE-BATCH-INDEX`); nil for a derived merge's id.
+    static func pushedBatch(of id: ChangeID) -> (DeviceID, Int64)? {
+        let parts = id.split(separator: "-", omittingEmptySubsequences: false)
+        guard !id.contains("~"), parts.count >= 3, let number = Int64(parts[parts.count - 2]),
+              Int(parts[parts.count - 1]) != nil else { return nil }
+        return (parts.dropLast(2).joined(separator: "-"), number)
     }
 
     /// Applies one batch and moves the cursor past it, in one transaction.
@@ -261,6 +299,10 @@ public final class SyncEngine: Sendable {
 
     private func applier(_ writer: StoreWriter, _ link: CloudLinkState) -> ChangeApplier {
         ChangeApplier(writer: writer, device: link.device, downloadsEagerly: link.downloadAll, content: cloud.content,
+                      isPushedBatchInCloud: { id in
+                          guard let (device, number) = Self.pushedBatch(of: id) else { return false }
+                          return try self.cloud.batch(of: device, number: number) != nil
+                      },
                       storeContent: { try self.cloud.putContent($0, hash: $1) }, deviceName: deviceName, logger: logger)
     }
 
