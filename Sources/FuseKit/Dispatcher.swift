@@ -1,5 +1,6 @@
 internal import CFuse
 import Foundation
+import Synchronization
 
 /// Connects libfuse's C callbacks to a ``FuseOperations``.
 ///
@@ -39,6 +40,7 @@ final class Dispatcher: @unchecked Sendable {
         (.writebackCache, UInt32(FUSE_CAP_WRITEBACK_CACHE)),
         (.asyncRead, UInt32(FUSE_CAP_ASYNC_READ)),
         (.noOpenSupport, UInt32(FUSE_CAP_NO_OPEN_SUPPORT)),
+        (.asyncDirectIO, UInt32(FUSE_CAP_ASYNC_DIO)),
         (.automaticDataInvalidation, UInt32(FUSE_CAP_AUTO_INVAL_DATA)),
     ]
 
@@ -87,7 +89,7 @@ final class Dispatcher: @unchecked Sendable {
 /// A reply for `request` whose success is sent by `send` and whose failure by `fuse_reply_err`.
 private func makeReply<Success>(_ request: fuse_req_t?, _ operation: StaticString,
                                 send: @escaping (fuse_req_t?, Success) -> Void) -> Reply<Success> {
-    Reply(operation: operation) { result in
+    Reply(operation: operation, request: request) { result in
         switch result {
         case .success(let value): send(request, value)
         case .failure(let errno): fuse_reply_err(request, errno.code)
@@ -144,6 +146,36 @@ private func extendedAttributeReply<Success>(_ request: fuse_req_t?, size: Int, 
         } else {
             bufferReply(request, bytes)
         }
+    }
+}
+
+/// The interrupt handlers of requests answered later (``Reply/failOnInterrupt()``), by a key
+/// libfuse hands back to its callback. The reply may be sent, and libfuse's request freed,
+/// while an interrupt for it is being handled: the callback finds its handler here or not at
+/// all, never through a pointer into freed memory.
+enum InterruptWatch {
+    private static let handlers = Mutex<(next: Int, byKey: [Int: @Sendable () -> Void])>((0, [:]))
+
+    /// Calls `handler` once, on another thread, if the kernel interrupts `request`; returns the
+    /// key to ``forget(_:)`` it by once the request is answered.
+    static func watch(_ request: OpaquePointer, _ handler: @escaping @Sendable () -> Void) -> Int {
+        let key = handlers.withLock { state in
+            state.next += 1
+            state.byKey[state.next] = handler
+            return state.next
+        }
+        // libfuse calls this under the request's lock, at once if the interrupt came already: an
+        // answer from inside it could free the request under libfuse's feet.
+        fuse_req_interrupt_func(request, { _, data in
+            let key = Int(bitPattern: data)
+            guard let handler = InterruptWatch.handlers.withLock({ $0.byKey.removeValue(forKey: key) }) else { return }
+            DispatchQueue.global().async { handler() }
+        }, UnsafeMutableRawPointer(bitPattern: key))
+        return key
+    }
+
+    static func forget(_ key: Int) {
+        _ = handlers.withLock { $0.byKey.removeValue(forKey: key) }
     }
 }
 

@@ -52,6 +52,7 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
     public static let notSupported = Errno(EOPNOTSUPP)
     public static let timedOut = Errno(ETIMEDOUT)
     public static let tryAgain = Errno(EAGAIN)
+    public static let interrupted = Errno(EINTR)
 }
 
 /// An error that knows which errno the kernel should see for it.

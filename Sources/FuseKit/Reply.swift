@@ -8,15 +8,22 @@ import Logging
 /// A reply dropped unanswered answers `EIO` (and logs), so a forgotten path in a handler never
 /// leaves a process stuck in the kernel. A second answer is ignored and logged.
 public final class Reply<Success>: @unchecked Sendable {
-    /// Guards `deliver`, which is taken (set to nil) by the first answer.
+    /// Guards `deliver`, which is taken (set to nil) by the first answer, and `interruptKey`.
     private let lock = NSLock()
     private var deliver: ((Result<Success, Errno>) -> Void)?
     private let operation: StaticString
+    /// The kernel request this answers; nil for a reply a test made.
+    private let request: OpaquePointer?
+    /// Set by ``failOnInterrupt()``: the answer that comes after an interrupt is dropped quietly.
+    private var interruptKey: Int?
 
     /// Makes a reply that hands its one result to `deliver`. FuseKit's request dispatch passes
-    /// a closure that answers libfuse; tests pass one that records the result.
-    package init(operation: StaticString, deliver: @escaping (Result<Success, Errno>) -> Void) {
+    /// a closure that answers libfuse, and the request for ``failOnInterrupt()``; tests pass
+    /// one that records the result.
+    package init(operation: StaticString, request: OpaquePointer? = nil,
+                 deliver: @escaping (Result<Success, Errno>) -> Void) {
         self.operation = operation
+        self.request = request
         self.deliver = deliver
     }
 
@@ -45,13 +52,28 @@ public final class Reply<Success>: @unchecked Sendable {
         }
     }
 
+    /// For a handler that answers later: answers `EINTR` as soon as the kernel says the calling
+    /// process gave up waiting (a signal, such as Ctrl-C), which frees it; the handler's own
+    /// answer then comes too late and is dropped quietly.
+    public func failOnInterrupt() {
+        guard let request else { return }
+        let key = InterruptWatch.watch(request) { [weak self] in self?.answer(.failure(.interrupted)) }
+        let isAnswered = lock.withLock {
+            interruptKey = key
+            return deliver == nil
+        }
+        if isAnswered { InterruptWatch.forget(key) }
+    }
+
     private func answer(_ result: Result<Success, Errno>) {
         lock.lock()
         let deliver = self.deliver
         self.deliver = nil
+        let interruptKey = self.interruptKey
         lock.unlock()
+        if let interruptKey { InterruptWatch.forget(interruptKey) }
         guard let deliver else {
-            fuseKitLogger.error("\(operation) reply answered twice; ignoring the second answer")
+            if interruptKey == nil { fuseKitLogger.error("\(operation) reply answered twice; ignoring the second answer") }
             return
         }
         deliver(result)

@@ -385,6 +385,10 @@ public struct Capabilities: OptionSet, Hashable, Sendable {
     public static let automaticDataInvalidation = Capabilities(rawValue: 1 << 6)
     /// `open` may be skipped by the kernel when it returns `ENOSYS` (stateless files).
     public static let noOpenSupport = Capabilities(rawValue: 1 << 5)
+    /// Direct I/O (`O_DIRECT`) is sent as several requests in flight at once. Off by default:
+    /// the caller then waits in a way no signal can end, where a direct read sent on its own
+    /// can be interrupted (Ctrl-C) while the filesystem answers it later.
+    public static let asyncDirectIO = Capabilities(rawValue: 1 << 7)
 }
 
 /// What the kernel offers at mount, and what the filesystem wants from it.
@@ -394,7 +398,8 @@ public struct ConnectionInfo: Sendable {
     /// Features to enable. Starts as FuseKit's default (where capable):
     /// ``Capabilities/atomicOpenTruncate``, ``Capabilities/readdirPlus``,
     /// ``Capabilities/readdirPlusAuto``, ``Capabilities/asyncRead`` and
-    /// ``Capabilities/automaticDataInvalidation``; never ``Capabilities/writebackCache``.
+    /// ``Capabilities/automaticDataInvalidation``; never ``Capabilities/writebackCache`` or
+    /// ``Capabilities/asyncDirectIO``.
     public var wanted: Capabilities
     /// Largest single write the kernel will send, in bytes.
     public var maximumWrite: UInt32

@@ -209,7 +209,8 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     /// A placeholder's read is answered when its download ends (or fails, with `EIO`): the
-    /// request waits, not the worker thread.
+    /// request waits, not the worker thread, and a reader that gives up (Ctrl-C) is let go at
+    /// once while the download goes on for the others.
     public func read(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, size: Int, reply: DataReply) {
         let id: ItemID
         if let placeholder = fileSystem.placeholder(inode.rawValue) {
@@ -223,6 +224,7 @@ public final class ShelfFuseOperations: FuseOperations {
                 return answer(reply) { throw error }
             }
         }
+        reply.failOnInterrupt()
         fileSystem.downloads.whenDownloaded(id) { [self] error in
             if let error {
                 fileSystem.logger.warning("cannot download \(id): \(error)")

@@ -51,34 +51,13 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
     /// FuseKit runs few worker threads: readers waiting for a download must not take them, or
     /// the rest of the mount would stop answering.
     @Test func readersWaitingForADownloadLeaveTheMountAnswering() throws {
-        let folder = try TemporaryFolder()
-        let cloud = FolderCloud(folder: folder.child("cloud"))
-        let a = try LibraryStore.create(at: folder.child("a"))
         // Forty items, so forty readers send forty requests (readers of one file would queue
         // behind one page in the kernel).
-        let notes = try (1...40).map { try a.insert(.note(Note(title: "Plan \($0)", content: "Read \($0).\n"))) }
-        try SyncEngine.link(a, to: cloud, deviceName: "a")
-        try SyncEngine(store: a, cloud: cloud).sync()
-
-        let b = try TestLibrary()
-        let local = try b.addNote("Here", content: "Already here.\n")
-        try SyncEngine.link(b.store, to: cloud, deviceName: "b")
-        let stalled = StalledCloud(cloud)
-        let engine = SyncEngine(store: b.store, cloud: stalled)
-        try engine.sync()
-        #expect(try notes.allSatisfy { try b.store.summary(id: $0.item.id)?.isPlaceholder == true })
-
+        let (cloudFolder, b, notes, local, stalled, engine) = try stalledLibrary(notes: 40)
+        defer { withExtendedLifetime(cloudFolder) {} }
         try b.withMount(sync: engine, downloadTimeout: .seconds(30)) { mount in
             defer { stalled.release() }
-            let readers = notes.map { note in
-                let reader = Process()
-                reader.executableURL = URL(fileURLWithPath: "/bin/cat")
-                reader.arguments = [mount.mountpoint + "/" + note.path]
-                reader.standardOutput = FileHandle.nullDevice
-                reader.standardError = FileHandle.nullDevice
-                return reader
-            }
-            for reader in readers { try reader.run() }
+            let readers = try notes.map { try reader(of: mount.mountpoint + "/" + $0.path) }
             Thread.sleep(forTimeInterval: 0.5)
             let waiting = readers.allSatisfy { $0.isRunning }
             #expect(waiting, "they wait for the stalled download")
@@ -96,5 +75,77 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
             #expect(succeeded)
             for note in notes { #expect(try mount.text(note.path) == note.text) }
         }
+    }
+
+    /// Ctrl-C frees a reader waiting for a download at once, while another reader goes on
+    /// waiting and gets its bytes. `cat` dies of the signal wherever it waits; a program that
+    /// handles Ctrl-C itself, reading without the page cache (here `O_DIRECT`), waits on its
+    /// request: the kernel interrupts it, and the mount must answer (`EINTR`) for it to go on.
+    @Test(arguments: [false, true])
+    func ctrlCFreesAReaderWaitingForADownload(handlesCtrlC: Bool) throws {
+        let (cloudFolder, b, notes, _, stalled, engine) = try stalledLibrary(notes: 2)
+        defer { withExtendedLifetime(cloudFolder) {} }
+        try b.withMount(sync: engine, downloadTimeout: .seconds(30)) { mount in
+            defer { stalled.release() }
+            let givesUp = try reader(of: mount.mountpoint + "/" + notes[0].path, handlingCtrlC: handlesCtrlC)
+            let waits = try reader(of: mount.mountpoint + "/" + notes[1].path)
+            Thread.sleep(forTimeInterval: 0.5)
+            #expect(givesUp.isRunning && waits.isRunning, "both wait for the stalled download")
+
+            givesUp.interrupt()
+            let freed = eventually(within: .seconds(2)) { !givesUp.isRunning }
+            #expect(freed, "Ctrl-C ends the wait at once, not when the download ends")
+            if handlesCtrlC {
+                #expect(!givesUp.isRunning && givesUp.terminationStatus == 3, "its handler ran")
+            } else {
+                #expect(!givesUp.isRunning && givesUp.terminationReason == .uncaughtSignal)
+            }
+            #expect(waits.isRunning)
+
+            stalled.release()
+            #expect(eventually(within: .seconds(10)) { !waits.isRunning })
+            #expect(!waits.isRunning && waits.terminationStatus == 0)
+            for note in notes { #expect(try mount.text(note.path) == note.text) }
+        }
+    }
+
+    /// A library linked to a cloud (in the folder returned, removed when it goes), with `notes`
+    /// placeholders whose downloads wait for the cloud's `release()`, one note of its own, and
+    /// the sync engine to mount it with.
+    private func stalledLibrary(notes count: Int) throws
+        -> (TemporaryFolder, TestLibrary, [ItemRecord], ItemRecord, StalledCloud, SyncEngine) {
+        let folder = try TemporaryFolder()
+        let cloud = FolderCloud(folder: folder.child("cloud"))
+        let a = try LibraryStore.create(at: folder.child("a"))
+        let notes = try (1...count).map { try a.insert(.note(Note(title: "Plan \($0)", content: "Read \($0).\n"))) }
+        try SyncEngine.link(a, to: cloud, deviceName: "a")
+        try SyncEngine(store: a, cloud: cloud).sync()
+
+        let b = try TestLibrary()
+        let local = try b.addNote("Here", content: "Already here.\n")
+        try SyncEngine.link(b.store, to: cloud, deviceName: "b")
+        let stalled = StalledCloud(cloud)
+        let engine = SyncEngine(store: b.store, cloud: stalled)
+        try engine.sync()
+        #expect(try notes.allSatisfy { try b.store.summary(id: $0.item.id)?.isPlaceholder == true })
+        return (folder, b, notes, local, stalled, engine)
+    }
+
+    /// A reader of `path` started now, its output dropped, with no signal blocked as from a
+    /// shell (a process the test runner starts inherits the runner's blocked signals, Ctrl-C's
+    /// too): `cat`, or with `handlingCtrlC` a program whose Ctrl-C handler exits with status 3
+    /// and that reads with `O_DIRECT`.
+    private func reader(of path: String, handlingCtrlC: Bool = false) throws -> Process {
+        let reader = Process()
+        reader.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        let unblock = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
+        let read = handlingCtrlC
+            ? "signal.signal(signal.SIGINT, lambda *_: os._exit(3)); os.read(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT), 65536)"
+            : "os.execv('/bin/cat', ['cat', sys.argv[1]])"
+        reader.arguments = ["-c", unblock + read, path]
+        reader.standardOutput = FileHandle.nullDevice
+        reader.standardError = FileHandle.nullDevice
+        try reader.run()
+        return reader
     }
 }
