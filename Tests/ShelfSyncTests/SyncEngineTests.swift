@@ -517,6 +517,53 @@ import TestSupport
         #expect(try c.text(id: id) == "after the snapshot\n")
     }
 
+    /// A device that starts from a snapshot learns the changes before it: an edit pushed later
+    /// on top of one of them (made before its device saw the snapshot's) merges there as on
+    /// every other device, not into a conflict copy of its own.
+    @Test func anEditMadeOnAnOlderVersionMergesOnADeviceThatStartedFromTheSnapshot() throws {
+        let devices = try Devices(delayed: true)
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let id = try a.write("Notes/Plan.md", "one\n---\ntwo\n---\nthree\n")
+        try devices.settle(a, b)
+
+        try b.write("Notes/Plan.md", "ONE\n---\ntwo\n---\nthree\n")
+        try b.sync()
+        try a.write("Notes/Plan.md", "one\n---\ntwo\n---\nTHREE\n")
+        try a.sync()
+        #expect(try a.engine.maintainCloud(snapshotEvery: 1, unusedFor: 0).snapshotWritten)
+
+        let c = try devices.device("c")
+        try devices.settle(c, a, b)
+        for device in [a, b, c] {
+            #expect(try device.text(id: id) == "ONE\n---\ntwo\n---\nTHREE\n")
+            #expect(try device.files().keys.filter { $0.contains("(conflict ") }.isEmpty)
+        }
+    }
+
+    /// Bytes a change was made on top of stay while a device may still merge against them: b
+    /// has not read a's edit, made on the first version, when a removes what nobody needs.
+    @Test func theBytesAnUnreadChangeWasMadeOnStay() throws {
+        let devices = try Devices(delayed: true)
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let first = "one\n---\ntwo\n---\nthree\n"
+        try a.write("Notes/Plan.md", first)
+        try devices.settle(a, b)
+        try b.write("Notes/Plan.md", "ONE\n---\ntwo\n---\nthree\n")
+        try b.sync()
+        try a.write("Notes/Plan.md", "one\n---\ntwo\n---\nTHREE\n")
+        try a.sync()
+        try devices.deliver()
+        try a.sync()  // a merges b's edit; b has not read a's yet
+        try b.engine.maintainCloud(snapshotEvery: 1_000_000)
+        try devices.deliver()
+        Thread.sleep(forTimeInterval: 1.1)  // the first version's bytes were last used over a second ago
+        let report = try a.engine.maintainCloud(snapshotEvery: 1, unusedFor: 1)
+        #expect(report.batchesRemoved > 0, "the first version's batch went")
+        #expect(try devices.cloud(for: "a").hasContent(ContentHash(of: Data(first.utf8))))
+    }
+
     @Test(arguments: CloudKind.allCases)
     func aLostDeviceHoldsRemovalBackUntilForgotten(cloud: CloudKind) throws {
         let devices = try Devices(cloud: cloud)

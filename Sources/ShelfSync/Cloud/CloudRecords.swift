@@ -151,19 +151,25 @@ public struct DeviceAck: Codable, Hashable, Sendable {
 }
 
 /// The whole library as one device knew it at `cursor`: the newest change of every item and
-/// plain file (deletions included). A device joining late starts here instead of replaying
-/// every log, and logs it covers can go.
+/// plain file (deletions included), and the recent changes before them. A device joining late
+/// starts here instead of replaying every log, and logs it covers can go.
 public struct CloudSnapshot: Codable, Hashable, Sendable {
     public var device: DeviceID
     public var number: Int64
     public var cursor: CloudCursor
     public var changes: [CloudChange]
+    /// The changes before `changes` that the snapshotting device knew, the nearest
+    /// ``SyncEngine/snapshotHistory`` behind each: an edit pushed later on top of one of them
+    /// merges on a device that started here as on every other. Nil in snapshots of a Shelf that
+    /// did not keep them.
+    public var history: [CloudChange]?
 
-    public init(device: DeviceID, number: Int64, cursor: CloudCursor, changes: [CloudChange]) {
+    public init(device: DeviceID, number: Int64, cursor: CloudCursor, changes: [CloudChange], history: [CloudChange]) {
         self.device = device
         self.number = number
         self.cursor = cursor
         self.changes = changes
+        self.history = history
     }
 }
 

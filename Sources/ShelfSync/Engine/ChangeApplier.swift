@@ -69,7 +69,7 @@ struct ChangeApplier {
     /// version of its own in the item's history.
     private func isMerge(_ change: CloudChange) throws -> Bool {
         guard change.mergedFrom != nil else { return false }
-        return try !Self.edits(in: change.id).compactMap(known).contains { $0.state.matches(change.state) }
+        return try !CloudChange.edits(in: change.id).compactMap(known).contains { $0.state.matches(change.state) }
     }
 
     // MARK: Concurrent cloud changes
@@ -110,12 +110,16 @@ struct ChangeApplier {
     /// of metadata, by lines and passages for the bytes, which are stored in the cloud); what
     /// cannot merge keeps `newer`'s bytes, and `older`'s aside in a conflict copy.
     private func mergedState(_ older: CloudChange, _ newer: CloudChange) throws -> ItemState {
-        let base = try commonAncestor(older, newer)
+        var base = try commonAncestor(older, newer)
+        let baseBytes = try bytes(ofBase: base)
+        // A base whose bytes are gone merges no field either: devices that know different parts
+        // of an old history (one started from a snapshot) still resolve alike.
+        if baseBytes == nil { base = nil }
         var state = Self.mergedMetadata(base: base?.state, older: older.state, newer: newer.state)
         var content = try bytes(of: newer.state)
         if older.hash != newer.hash {
             let olderContent = try bytes(of: older.state)
-            switch try mergedContent(base: base, older: olderContent, newer: content, kind: newer.kind) {
+            switch Self.mergedContent(baseBytes: baseBytes, older: olderContent, newer: content, kind: newer.kind) {
             case .merged(let bytes):
                 content = bytes
             case .conflict:
@@ -134,7 +138,7 @@ struct ChangeApplier {
     private func concurrentHeads(_ first: CloudChange, _ second: CloudChange) throws -> [CloudChange] {
         var candidates: [CloudChange] = []
         for side in [first, second] {
-            let edits = try Self.edits(in: side.id).map(known)
+            let edits = try CloudChange.edits(in: side.id).map(known)
             // A merge whose edits are unknown here (it came in a snapshot) stands for them.
             candidates += edits.allSatisfy({ $0 != nil }) ? edits.compactMap({ $0 }) : [side]
         }
@@ -154,16 +158,10 @@ struct ChangeApplier {
         return heads.sorted { $1.isNewer(than: $0) }
     }
 
-    /// The edits a change id names: itself, or the heads a derived change was made of.
-    private static func edits(in id: ChangeID) -> [ChangeID] {
-        id.split(separator: "~").map(String.init)
-    }
-
-    /// The changes `id` was made on top of: a pushed change's base (a derived merge's id
-    /// included, whole), or a derived merge's heads.
+    /// The changes `id` was made on top of, as far as this device knows (``CloudChange/parents``).
     private func parents(of id: ChangeID) throws -> [ChangeID] {
-        if id.contains("~") { return Self.edits(in: id) }
-        return try known(id).flatMap(\.base).map { [$0] } ?? []
+        if id.contains("~") { return CloudChange.edits(in: id) }
+        return try known(id)?.parents ?? []
     }
 
     /// The nearest change every one of `changes` was made on top of, as far as this device
@@ -180,7 +178,7 @@ struct ChangeApplier {
         }
         let nearest = common.filter { !below.contains($0) }
         if nearest.count == 1 { return try node(nearest[0]) }
-        let crossed = try heads(among: nearest.flatMap(Self.edits(in:)).compactMap(known))
+        let crossed = try heads(among: nearest.flatMap(CloudChange.edits(in:)).compactMap(known))
         return crossed.count > 1 ? try merge(crossed) : crossed.first
     }
 
@@ -204,7 +202,7 @@ struct ChangeApplier {
     private func node(_ id: ChangeID) throws -> CloudChange? {
         if let change = try known(id) { return change }
         guard id.contains("~") else { return nil }
-        let heads = try Self.edits(in: id).map(known)
+        let heads = try CloudChange.edits(in: id).map(known)
         guard heads.allSatisfy({ $0 != nil }) else { return nil }
         return try merge(heads.compactMap { $0 })
     }
@@ -238,7 +236,7 @@ struct ChangeApplier {
                 let remoteBytes = try bytes(of: remote.state)
                 let localIsNewer = local.modified > remote.time
                 let (older, newer) = localIsNewer ? (remoteBytes, localContent) : (localContent, remoteBytes)
-                switch try mergedContent(base: base, older: older, newer: newer, kind: remote.kind) {
+                switch Self.mergedContent(baseBytes: try bytes(ofBase: base), older: older, newer: newer, kind: remote.kind) {
                 case .merged(let bytes):
                     targetBytes = bytes
                 case .conflict:
@@ -340,15 +338,19 @@ struct ChangeApplier {
         return state
     }
 
-    /// Without a base, nothing merges. A base whose bytes are on their way is waited for
-    /// (merging without it would fork what merges); one whose bytes the cloud no longer keeps
-    /// (a device offline for long) leaves a conflict copy.
-    private func mergedContent(base: CloudChange?, older: Data, newer: Data, kind: String) throws -> ItemMerge.Result {
-        guard let base, let kind = ItemKind(rawValue: kind) else { return .conflict }
-        guard let baseBytes = try content(base.hash) else {
-            if try isPushedBatchInCloud(base.id) { throw ContentNotArrived(hash: base.hash) }
-            return .conflict
-        }
+    /// The bytes of the base a merge is made against; nil without a base, or when the cloud no
+    /// longer keeps them (a device offline for long). Bytes on their way are waited for:
+    /// merging without them would fork what merges.
+    private func bytes(ofBase base: CloudChange?) throws -> Data? {
+        guard let base else { return nil }
+        if let bytes = try content(base.hash) { return bytes }
+        if try isPushedBatchInCloud(base.id) { throw ContentNotArrived(hash: base.hash) }
+        return nil
+    }
+
+    /// Without a base, nothing merges.
+    private static func mergedContent(baseBytes: Data?, older: Data, newer: Data, kind: String) -> ItemMerge.Result {
+        guard let baseBytes, let kind = ItemKind(rawValue: kind) else { return .conflict }
         return ItemMerge.merge(base: baseBytes, older: older, newer: newer, kind: kind)
     }
 
@@ -363,7 +365,7 @@ struct ChangeApplier {
     /// Whether `ancestor` is among the changes `change` was made on top of, through the
     /// changes this device knows.
     private func isAncestor(_ ancestor: ChangeID, of change: CloudChange) throws -> Bool {
-        var pending = change.id.contains("~") ? Self.edits(in: change.id) : [change.base].compactMap { $0 }
+        var pending = change.parents
         var seen = Set<ChangeID>()
         while let next = pending.popLast() {
             if next == ancestor { return true }

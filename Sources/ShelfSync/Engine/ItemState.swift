@@ -62,6 +62,15 @@ extension CloudChange {
                   mergedFrom: mergedFrom)
     }
 
+    /// The changes this one was made on top of: a pushed change's base (a derived merge's id
+    /// included, whole), or a derived merge's heads.
+    var parents: [ChangeID] { id.contains("~") ? Self.edits(in: id) : [base].compactMap { $0 } }
+
+    /// The edits a change id names: itself, or the heads a derived merge was made of.
+    static func edits(in id: ChangeID) -> [ChangeID] {
+        id.split(separator: "~").map(String.init)
+    }
+
     /// Newest first where edits cannot merge: by time, then by device id, so every device
     /// orders the same two changes the same way.
     func isNewer(than other: CloudChange) -> Bool {

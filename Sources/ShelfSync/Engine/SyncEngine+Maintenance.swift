@@ -15,8 +15,8 @@ extension SyncEngine {
     /// Tells the cloud how far this device has read, writes a snapshot once `snapshotEvery`
     /// batches happened since the newest one, and removes what no device needs any more: logs
     /// every device that is not retired has read and a snapshot covers (this device's own, and
-    /// retired devices'), and bytes no remaining change refers to that were not used for
-    /// `unusedFor`. A device that never reports (lost, never synced) holds removal back until
+    /// retired devices'), and bytes that no remaining change has or was made on top of and that
+    /// were not used for `unusedFor`. A device that never reports (lost, never synced) holds removal back until
     /// `shelf cloud forget-device` retires it.
     @discardableResult
     public func maintainCloud(snapshotEvery: Int = 500, unusedFor: TimeInterval = 86_400) throws -> Maintenance {
@@ -31,13 +31,14 @@ extension SyncEngine {
             let behind = Self.total(read) - (try cloud.latestSnapshot().map { Self.total($0.cursor) } ?? 0)
             let hasDeferred = try store.write { try !$0.deferredChanges().isEmpty }
             if behind >= snapshotEvery, !hasDeferred {
-                let changes = try store.write { writer in
-                    try (writer.syncedChanges() + writer.plainFileChanges().values).map {
+                let (changes, history) = try store.write { writer in
+                    let changes = try (writer.syncedChanges() + writer.plainFileChanges().values).map {
                         try CloudCoding.decoder.decode(CloudChange.self, from: $0)
                     }
+                    return (changes, try Self.history(before: changes, in: writer))
                 }
                 try cloud.putSnapshot(CloudSnapshot(device: link.device, number: Int64(Date().timeIntervalSince1970 * 1000),
-                                                    cursor: read, changes: changes))
+                                                    cursor: read, changes: changes, history: history))
                 report.snapshotWritten = true
             }
 
@@ -52,13 +53,19 @@ extension SyncEngine {
                 if limit > 0 { report.batchesRemoved += try cloud.removeBatches(of: device, through: limit) }
             }
             var keeping = Set(snapshot.changes.map(\.hash))
+            var bases = Set<ChangeID>()
             var position = CloudCursor()
             while true {
                 let (batches, next) = try cloud.batches(after: position, limit: 10_000)
                 guard !batches.isEmpty else { break }
-                for batch in batches { keeping.formUnion(batch.changes.map(\.hash)) }
+                for batch in batches {
+                    keeping.formUnion(batch.changes.map(\.hash))
+                    bases.formUnion(batch.changes.flatMap(\.parents))
+                }
                 position = next
             }
+            // A device that has not applied a change yet may merge against its base.
+            keeping.formUnion(try store.write { writer in try bases.compactMap { try writer.cloudChange($0)?.hash } })
             report.contentRemoved = try cloud.removeContent(except: keeping, unusedSince: Date().addingTimeInterval(-unusedFor))
             return report
         }
@@ -76,4 +83,31 @@ extension SyncEngine {
     }
 
     private static func total(_ cursor: CloudCursor) -> Int64 { cursor.positions.values.reduce(0, +) }
+
+    /// How many changes before each of its own a snapshot names: an edit made on top of an
+    /// older one (a device offline through many edits) merges against what the cloud still
+    /// holds, and keeps aside as a conflict copy what it cannot merge.
+    static let snapshotHistory = 100
+
+    /// The changes before `changes` that this device knows, up to ``snapshotHistory`` deep
+    /// behind each.
+    private static func history(before changes: [CloudChange], in writer: StoreWriter) throws -> [CloudChange] {
+        var seen = Set(changes.map(\.id))
+        var history: [CloudChange] = []
+        var level = changes.flatMap(\.parents)
+        for _ in 0..<snapshotHistory where !level.isEmpty {
+            var next: [ChangeID] = []
+            for id in level where seen.insert(id).inserted {
+                if let change = try writer.cloudChange(id) {
+                    history.append(change)
+                    next += change.parents
+                } else if id.contains("~") {
+                    next += CloudChange.edits(in: id)
+                }
+            }
+            level = next
+        }
+        return history
+    }
 }
+

@@ -256,13 +256,14 @@ public final class SyncEngine: Sendable {
     }
 
     /// A device that has read nothing yet starts from the newest snapshot instead of every log
-    /// since the cloud began: its changes are applied like pulled ones, and reading resumes
-    /// from the snapshot's cursor.
+    /// since the cloud began: it learns the snapshot's recent history, its changes are applied
+    /// like pulled ones, and reading resumes from the snapshot's cursor.
     private func start(from snapshot: CloudSnapshot, _ link: CloudLinkState) throws -> Int {
         var cursor = snapshot.cursor
         cursor.positions[link.device] = nil
         let encodedCursor = try CloudCoding.encoder.encode(cursor)
         return try store.write(as: ChangeOrigin(.sync, device: deviceName(snapshot.device))) { writer in
+            for change in snapshot.history ?? [] { try writer.remember(change) }
             let applier = applier(writer, link)
             let plain = PlainFileSync(root: store.plainFilesFolder)
             for change in snapshot.changes {
