@@ -160,6 +160,10 @@ enum Schema {
                 );
                 """)
         }
+        migrator.registerMigration("v7: depth of cloud changes in their item's history") { db in
+            // Filled in by the sync engine when it first needs it (see SyncLedger).
+            try db.execute(sql: "ALTER TABLE cloud_change ADD COLUMN generation INTEGER")
+        }
         return migrator
     }
 }

@@ -100,6 +100,17 @@ extension StoreWriter {
             .execute(arguments: [id, item.rawValue, body])
     }
 
+    /// The depth the sync engine gave cloud change `id` in its item's history; nil when it has
+    /// not yet (or does not know the change).
+    public func changeGeneration(_ id: String) throws -> Int? {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT generation FROM cloud_change WHERE id = ?"), arguments: [id])
+    }
+
+    /// Keeps the depth of cloud change `id`; nothing when the change is not known.
+    public func setChangeGeneration(_ id: String, _ generation: Int) throws {
+        try db.cachedStatement(sql: "UPDATE cloud_change SET generation = ? WHERE id = ?").execute(arguments: [generation, id])
+    }
+
     /// Every item's cloud change its state descends from, as the sync engine encoded them.
     public func syncedChanges() throws -> [Data] {
         try Data.fetchAll(db, sql: "SELECT c.body FROM item_sync s JOIN cloud_change c ON c.id = s.change_id")

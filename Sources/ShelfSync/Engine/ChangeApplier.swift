@@ -160,42 +160,102 @@ struct ChangeApplier {
 
     /// The changes `id` was made on top of, as far as this device knows (``CloudChange/parents``).
     private func parents(of id: ChangeID) throws -> [ChangeID] {
-        if id.contains("~") { return CloudChange.edits(in: id) }
-        return try known(id)?.parents ?? []
+        try knownParents(of: id) ?? []
     }
 
-    /// The nearest change every one of `changes` was made on top of, as far as this device
+    /// The changes `id` was made on top of; nil for a change not known here.
+    private func knownParents(of id: ChangeID) throws -> [ChangeID]? {
+        if id.contains("~") { return CloudChange.edits(in: id) }
+        return try known(id)?.parents
+    }
+
+    /// The nearest change both `first` and `second` were made on top of, as far as this device
     /// knows, so a three-way merge sees each side's own edits only. A derived merge counts as a
     /// change: edits made on top of one merge against its bytes. Where merges crossed (several
     /// nearest common ancestors, none containing the others) the base is their merge, as in
     /// git's recursive merge: the edits all of them hold are in it.
     private func commonAncestor(_ first: CloudChange, _ second: CloudChange) throws -> CloudChange? {
-        let theirs = Set(try ancestors(of: second.id))
-        let common = try ancestors(of: first.id).filter(theirs.contains)
-        var below = Set<ChangeID>()
-        for candidate in common where !below.contains(candidate) {
-            for ancestor in try ancestors(of: candidate, stoppingAt: below) { below.insert(ancestor) }
-        }
-        let nearest = common.filter { !below.contains($0) }
+        let nearest = try nearestCommonAncestors(first.id, second.id)
         if nearest.count == 1 { return try node(nearest[0]) }
         let crossed = try heads(among: nearest.flatMap(CloudChange.edits(in:)).compactMap(known))
         return crossed.count > 1 ? try merge(crossed) : crossed.first
     }
 
-    /// The changes `id` was made on top of, nearest first; none beyond those in `excluded`.
-    private func ancestors(of id: ChangeID, stoppingAt excluded: Set<ChangeID> = []) throws -> [ChangeID] {
-        var queue = try parents(of: id)
-        var seen = excluded
-        var order: [ChangeID] = []
-        var position = 0
-        while position < queue.count {
-            let next = queue[position]
-            position += 1
-            guard seen.insert(next).inserted else { continue }
-            order.append(next)
-            queue += try parents(of: next)
+    /// The changes both `first` and `second` are or were made on top of, of which none is
+    /// another's ancestor. Walks both histories at once, deepest changes first, and stops once
+    /// everything still to visit lies below a common ancestor found: the walk covers the edits
+    /// since the two sides parted, not the item's whole history (as git's merge-base does).
+    private func nearestCommonAncestors(_ first: ChangeID, _ second: ChangeID) throws -> [ChangeID] {
+        var reached: [ChangeID: Reach] = [first: .first]
+        reached[second, default: []].insert(.second)
+        // Ordered by generation, deepest last; a change's parents are all shallower, so a change
+        // leaves the queue only after every reached change made on top of it.
+        var queue: [(generation: Int, id: ChangeID)] = []
+        func enqueue(_ id: ChangeID) throws {
+            let generation = try generation(of: id)
+            let index = queue.firstIndex { $0.generation > generation } ?? queue.endIndex
+            queue.insert((generation, id), at: index)
         }
-        return order
+        for id in Set([first, second]) { try enqueue(id) }
+        var nearest: [ChangeID] = []
+        while queue.contains(where: { !reached[$0.id, default: []].contains(.belowCommon) }) {
+            let id = queue.removeLast().id
+            var reach = reached[id, default: []]
+            if reach.isSuperset(of: [.first, .second]), !reach.contains(.belowCommon) {
+                nearest.append(id)
+                reach.insert(.belowCommon)
+            }
+            for parent in try parents(of: id) {
+                if reached[parent] == nil { try enqueue(parent) }
+                reached[parent, default: []].formUnion(reach)
+            }
+        }
+        return nearest
+    }
+
+    /// Which sides of a common-ancestor walk reached a change.
+    private struct Reach: OptionSet {
+        let rawValue: UInt8
+        static let first = Reach(rawValue: 1)
+        static let second = Reach(rawValue: 2)
+        /// Below a common ancestor already found: not a nearest one.
+        static let belowCommon = Reach(rawValue: 4)
+    }
+
+    /// A change's depth in its item's history as this device knows it: one more than its
+    /// deepest parent's (1 without known parents; 0 for a change not known here). Every
+    /// ancestor of a change is shallower, which lets walks stop early. Computed once per change
+    /// and kept in the ledger.
+    private func generation(of id: ChangeID) throws -> Int {
+        if let stored = try writer.changeGeneration(id) { return stored }
+        var computed: [ChangeID: Int] = [:]
+        var stack = [id]  // iterative: histories run deeper than the call stack
+        while let next = stack.last {
+            guard computed[next] == nil else {
+                stack.removeLast()
+                continue
+            }
+            guard let parents = try knownParents(of: next) else {
+                computed[next] = 0
+                continue
+            }
+            var deepest = 0
+            var unknown: [ChangeID] = []
+            for parent in parents {
+                if let generation = try computed[parent] ?? writer.changeGeneration(parent) {
+                    deepest = max(deepest, generation)
+                } else {
+                    unknown.append(parent)
+                }
+            }
+            guard unknown.isEmpty else {
+                stack += unknown
+                continue
+            }
+            computed[next] = deepest + 1
+            try writer.setChangeGeneration(next, deepest + 1)
+        }
+        return computed[id] ?? 0
     }
 
     /// The change `id`, derived here if it is a merge this device has not made yet.
@@ -365,11 +425,13 @@ struct ChangeApplier {
     /// Whether `ancestor` is among the changes `change` was made on top of, through the
     /// changes this device knows.
     private func isAncestor(_ ancestor: ChangeID, of change: CloudChange) throws -> Bool {
+        let depth = try generation(of: ancestor)
         var pending = change.parents
         var seen = Set<ChangeID>()
         while let next = pending.popLast() {
             if next == ancestor { return true }
-            guard seen.insert(next).inserted else { continue }
+            // What is no deeper than `ancestor` cannot have been made on top of it.
+            guard seen.insert(next).inserted, try generation(of: next) > depth else { continue }
             pending += try parents(of: next)
         }
         return false
