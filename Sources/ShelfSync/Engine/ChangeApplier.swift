@@ -8,12 +8,12 @@ import ShelfStore
 /// one place that decides between taking the change, merging it, and keeping a conflict copy.
 ///
 /// - A change made on top of what this device has is taken as it is (a fast-forward).
-/// - Two changes made on top of the same state by two devices (both already in the cloud) are
-///   resolved by a deterministic function of the pair, so every device reaches the same
-///   result: an edit beats a delete; contents merge three-way (``ItemMerge``); what cannot
-///   merge leaves the newer content in place and the older one as a conflict copy whose id
-///   and name derive from both changes. The result is recorded as a derived change that no
-///   device pushes, because every device derives it.
+/// - Changes made without seeing each other (all already in the cloud) are resolved by a
+///   deterministic function of the set of them, so every device reaches the same result: an
+///   edit beats a delete; contents merge three-way (``ItemMerge``) against their nearest
+///   common ancestor; what cannot merge leaves the newer content in place and the older one as
+///   a conflict copy whose id and name derive from the losing change. The result is a derived
+///   change named by all of them that no device pushes, because every device derives it.
 /// - Local edits not pushed yet are rebased onto the incoming state the same way, with the
 ///   conflict copy (if any) a new local item that is pushed like any other.
 struct ChangeApplier {
