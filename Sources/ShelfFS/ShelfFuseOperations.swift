@@ -78,11 +78,16 @@ public final class ShelfFuseOperations: FuseOperations {
 
     /// Stateless opens (FuseKit's "Stateless files"): no `atomicOpenTruncate`. Listings are
     /// `readdirplus` throughout (not "auto"), so every listing also refreshes the attributes
-    /// of the names it lists, and a later `stat` of them costs nothing.
+    /// of the names it lists, and a later `stat` of them costs nothing. Reads are not
+    /// `asyncRead`: the kernel then waits for each read request itself, interruptibly, so
+    /// Ctrl-C frees a reader waiting for a download even when the program handles Ctrl-C
+    /// (with read-ahead sent in the background it waits on the page, which only a killing
+    /// signal ends).
     public func initialize(_ connection: inout ConnectionInfo) {
         connection.wanted.remove(.atomicOpenTruncate)
         connection.wanted.remove(.writebackCache)
         connection.wanted.remove(.readdirPlusAuto)
+        connection.wanted.remove(.asyncRead)
         if connection.capable.contains(.readdirPlus) { connection.wanted.insert(.readdirPlus) }
         connection.wanted.formIntersection(connection.capable)
     }

@@ -57,7 +57,7 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
         defer { withExtendedLifetime(cloudFolder) {} }
         try b.withMount(sync: engine, downloadTimeout: .seconds(30)) { mount in
             defer { stalled.release() }
-            let readers = try notes.map { try reader(of: mount.mountpoint + "/" + $0.path) }
+            let readers = try notes.map { try reader(.cat, of: mount.mountpoint + "/" + $0.path) }
             Thread.sleep(forTimeInterval: 0.5)
             let waiting = readers.allSatisfy { $0.isRunning }
             #expect(waiting, "they wait for the stalled download")
@@ -78,27 +78,27 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
     }
 
     /// Ctrl-C frees a reader waiting for a download at once, while another reader goes on
-    /// waiting and gets its bytes. `cat` dies of the signal wherever it waits; a program that
-    /// handles Ctrl-C itself, reading without the page cache (here `O_DIRECT`), waits on its
-    /// request: the kernel interrupts it, and the mount must answer (`EINTR`) for it to go on.
-    @Test(arguments: [false, true])
-    func ctrlCFreesAReaderWaitingForADownload(handlesCtrlC: Bool) throws {
+    /// waiting and gets its bytes: `cat`, which dies of it, and a program that handles Ctrl-C
+    /// itself, reading through the page cache or directly (`O_DIRECT`). The kernel interrupts
+    /// the waiting read request, and the mount answers it (`EINTR`) for the program to go on.
+    @Test(arguments: [Reader.cat, .handlingCtrlC, .handlingCtrlCReadingDirectly])
+    func ctrlCFreesAReaderWaitingForADownload(_ kind: Reader) throws {
         let (cloudFolder, b, notes, _, stalled, engine) = try stalledLibrary(notes: 2)
         defer { withExtendedLifetime(cloudFolder) {} }
         try b.withMount(sync: engine, downloadTimeout: .seconds(30)) { mount in
             defer { stalled.release() }
-            let givesUp = try reader(of: mount.mountpoint + "/" + notes[0].path, handlingCtrlC: handlesCtrlC)
-            let waits = try reader(of: mount.mountpoint + "/" + notes[1].path)
+            let givesUp = try reader(kind, of: mount.mountpoint + "/" + notes[0].path)
+            let waits = try reader(.cat, of: mount.mountpoint + "/" + notes[1].path)
             Thread.sleep(forTimeInterval: 0.5)
             #expect(givesUp.isRunning && waits.isRunning, "both wait for the stalled download")
 
             givesUp.interrupt()
             let freed = eventually(within: .seconds(2)) { !givesUp.isRunning }
             #expect(freed, "Ctrl-C ends the wait at once, not when the download ends")
-            if handlesCtrlC {
-                #expect(!givesUp.isRunning && givesUp.terminationStatus == 3, "its handler ran")
-            } else {
+            if kind == .cat {
                 #expect(!givesUp.isRunning && givesUp.terminationReason == .uncaughtSignal)
+            } else {
+                #expect(!givesUp.isRunning && givesUp.terminationStatus == 3, "its handler ran")
             }
             #expect(waits.isRunning)
 
@@ -131,17 +131,26 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
         return (folder, b, notes, local, stalled, engine)
     }
 
+    enum Reader: Sendable {
+        case cat
+        /// A program whose Ctrl-C handler exits with status 3.
+        case handlingCtrlC
+        case handlingCtrlCReadingDirectly
+    }
+
     /// A reader of `path` started now, its output dropped, with no signal blocked as from a
     /// shell (a process the test runner starts inherits the runner's blocked signals, Ctrl-C's
-    /// too): `cat`, or with `handlingCtrlC` a program whose Ctrl-C handler exits with status 3
-    /// and that reads with `O_DIRECT`.
-    private func reader(of path: String, handlingCtrlC: Bool = false) throws -> Process {
+    /// too).
+    private func reader(_ kind: Reader, of path: String) throws -> Process {
         let reader = Process()
         reader.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         let unblock = "import os, signal, sys; signal.pthread_sigmask(signal.SIG_SETMASK, []); "
-        let read = handlingCtrlC
-            ? "signal.signal(signal.SIGINT, lambda *_: os._exit(3)); os.read(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT), 65536)"
-            : "os.execv('/bin/cat', ['cat', sys.argv[1]])"
+        let handle = "signal.signal(signal.SIGINT, lambda *_: os._exit(3)); "
+        let read = switch kind {
+        case .cat: "os.execv('/bin/cat', ['cat', sys.argv[1]])"
+        case .handlingCtrlC: handle + "os.read(os.open(sys.argv[1], os.O_RDONLY), 65536)"
+        case .handlingCtrlCReadingDirectly: handle + "os.read(os.open(sys.argv[1], os.O_RDONLY | os.O_DIRECT), 65536)"
+        }
         reader.arguments = ["-c", unblock + read, path]
         reader.standardOutput = FileHandle.nullDevice
         reader.standardError = FileHandle.nullDevice
