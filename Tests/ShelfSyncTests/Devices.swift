@@ -64,6 +64,16 @@ final class Devices {
         return Device(store: store, engine: SyncEngine(store: store, cloud: try cloud(for: name), logger: logger))
     }
 
+    /// Devices a, b and c, each holding the note at `path` with `text`; returns them and its id.
+    func threeHolding(_ path: String, _ text: String) throws -> (Device, Device, Device, ItemID) {
+        let a = try device("a")
+        let b = try device("b")
+        let c = try device("c")
+        let id = try a.write(path, text)
+        try settle(a, b, c)
+        return (a, b, c, id)
+    }
+
     /// Copies every file of every cloud folder into every other that lacks it, as a file-sync
     /// tool would (each file whole, under its name). `only`: copies just the files it picks (by
     /// path in the cloud and the device that would receive it), as a tool that delivers in any

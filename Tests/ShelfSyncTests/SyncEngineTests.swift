@@ -158,11 +158,7 @@ import TestSupport
     /// its own edits, and takes both in order once a's arrives.
     @Test func aChangeWaitsForTheChangeItWasMadeOnTopOf() throws {
         let devices = try Devices(delayed: true)
-        let a = try devices.device("a")
-        let b = try devices.device("b")
-        let c = try devices.device("c")
-        let id = try a.write("Notes/Plan.md", "one\ntwo\n")
-        try devices.settle(a, b, c)
+        let (a, b, c, id) = try devices.threeHolding("Notes/Plan.md", "one\ntwo\n")
 
         try a.write("Notes/Plan.md", "one\nfrom a\n")
         try a.sync()
@@ -188,11 +184,7 @@ import TestSupport
 
     @Test func concurrentEditsPushedBeforeEitherPulledReachTheSameResultEverywhere() throws {
         let devices = try Devices(delayed: true)
-        let a = try devices.device("a")
-        let b = try devices.device("b")
-        let c = try devices.device("c")
-        let id = try a.write("Notes/Plan.md", "one\ntwo\n")
-        try devices.settle(a, b, c)
+        let (a, b, c, id) = try devices.threeHolding("Notes/Plan.md", "one\ntwo\n")
 
         let now = Date()
         _ = try a.write("Notes/Plan.md", "one\nfrom a\n", modified: now.addingTimeInterval(5))
