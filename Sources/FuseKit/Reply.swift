@@ -6,7 +6,8 @@ import Logging
 /// A handler receives a reply and must answer it exactly once — with ``succeed(_:)``,
 /// ``fail(_:)`` or ``respond(_:)`` — either before returning or later from any thread.
 /// A reply dropped unanswered answers `EIO` (and logs), so a forgotten path in a handler never
-/// leaves a process stuck in the kernel. A second answer is ignored and logged.
+/// leaves a process stuck in the kernel. A second answer is ignored and logged (quietly after
+/// ``failOnInterrupt()``, where the handler's answer may come after the interrupt's).
 public final class Reply<Success>: @unchecked Sendable {
     /// Guards `deliver`, which is taken (set to nil) by the first answer, and `interruptKey`.
     private let lock = NSLock()

@@ -81,7 +81,7 @@ final class Devices {
     func deliver(only picks: ((_ path: String, _ to: String) -> Bool)? = nil) throws {
         guard delayed else { return }
         let manager = FileManager.default
-        let clouds = try manager.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("cloud-") }
+        let clouds = try manager.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("cloud-") }.sorted()
         var files: [String: URL] = [:]
         for cloud in clouds {
             let root = folder.child(cloud)
@@ -151,7 +151,7 @@ struct Device {
         let root = store.plainFilesFolder.path
         for path in FileManager.default.subpaths(atPath: root) ?? [] where !path.hasPrefix(".shelf-tmp") {
             var isFolder: ObjCBool = false
-            FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isFolder)
+            guard FileManager.default.fileExists(atPath: root + "/" + path, isDirectory: &isFolder) else { continue }
             files[path] = isFolder.boolValue ? Data() : FileManager.default.contents(atPath: root + "/" + path)
         }
         return files

@@ -16,8 +16,8 @@ extension SyncEngine {
     /// batches happened since the newest one, and removes what no device needs any more: logs
     /// every device that is not retired has read and a snapshot covers (this device's own, and
     /// retired devices'), and bytes that no remaining change has or was made on top of and that
-    /// were not used for `unusedFor`. A device that never reports (lost, never synced) holds removal back until
-    /// `shelf cloud forget-device` retires it.
+    /// were not used for `unusedFor`. A device that never reports (lost, never synced) holds
+    /// removal back until `shelf cloud forget-device` retires it.
     @discardableResult
     public func maintainCloud(snapshotEvery: Int = 500, unusedFor: TimeInterval = 86_400) throws -> Maintenance {
         try withRoundLock {
@@ -110,4 +110,3 @@ extension SyncEngine {
         return history
     }
 }
-
