@@ -154,9 +154,11 @@ import TestSupport
     }
 
     /// A file-sync tool brings c the batch of b's edit before the batch of a's edit that b made
-    /// it on top of: c holds b's batch back (it would look concurrent and fork), still pushes
-    /// its own edits, and takes both in order once a's arrives.
-    @Test func aChangeWaitsForTheChangeItWasMadeOnTopOf() throws {
+    /// it on top of (or brings a damaged copy of a's first): c holds b's batch back (it would
+    /// look concurrent and fork), still pushes its own edits, and takes both in order once a's
+    /// arrives whole.
+    @Test(arguments: [false, true])
+    func aChangeWaitsForTheChangeItWasMadeOnTopOf(damagedFirst: Bool) throws {
         let devices = try Devices(delayed: true)
         let (a, b, c, id) = try devices.threeHolding("Notes/Plan.md", "one\ntwo\n")
 
@@ -168,12 +170,20 @@ import TestSupport
         try b.sync()
         let aLog = "log/" + (try #require(try a.store.cloudLink()).device) + "/"
         try devices.deliver(only: { path, to in to == "c" && !path.hasPrefix(aLog) })
+        let aBatches = try FileManager.default.contentsOfDirectory(
+            atPath: devices.cloudFolder(for: "a").appendingPathComponent(aLog).path).sorted()
+        let damaged = devices.cloudFolder(for: "c").appendingPathComponent(aLog + (try #require(aBatches.last)))
+        if damagedFirst {
+            try FileManager.default.createDirectory(at: damaged.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Data("{\"half a file".utf8).write(to: damaged)
+        }
         try c.write("Notes/Other.md", "c's own\n")
         let report = try c.sync()
         #expect(report.pulled == 0)
         #expect(report.pushed == 1)
         #expect(try c.text(id: id) == "one\ntwo\n")
 
+        if damagedFirst { try FileManager.default.removeItem(at: damaged) }
         try devices.settle(a, b, c)
         for device in [a, b, c] {
             #expect(try device.text(id: id) == "one\nfrom a\nthree from b\n")

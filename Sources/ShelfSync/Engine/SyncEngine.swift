@@ -190,7 +190,14 @@ public final class SyncEngine: Sendable {
         var applied = 0
         for (device, number) in Self.batchesBelow(batch) where device != batch.device && number > cursor[device] {
             for earlier in (cursor[device] + 1)...number {
-                guard let before = try cloud.batch(of: device, number: earlier) else {
+                let before: ChangeBatch?
+                do {
+                    before = try cloud.batch(of: device, number: earlier)
+                } catch CloudError.damaged(let path, let reason) {
+                    // A file-sync tool may bring a good copy yet.
+                    throw Waiting(reason: "\(CloudError.damaged(path: path, reason: reason))")
+                }
+                guard let before else {
                     throw Waiting(reason: "batch \(earlier) of device \(deviceName(device)), which it builds on, has not arrived")
                 }
                 applied += try applyAfterItsBases(before, cursor: &cursor, link: link, isBusy: isBusy)
