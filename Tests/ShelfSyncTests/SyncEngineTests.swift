@@ -566,6 +566,30 @@ import TestSupport
         #expect(try devices.cloud(for: "a").hasContent(ContentHash(of: Data(first.utf8))))
     }
 
+    /// The bytes of a merge, which no device pushes, stay while the devices hold it: a device
+    /// that keeps it as a placeholder downloads it from the cloud.
+    @Test func theBytesOfAMergeStay() throws {
+        let devices = try Devices(delayed: true)
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let id = try a.write("Notes/Plan.md", "one\n---\ntwo\n---\nthree\n")
+        try devices.settle(a, b)
+        try a.write("Notes/Plan.md", "ONE\n---\ntwo\n---\nthree\n")
+        try a.sync()
+        try b.write("Notes/Plan.md", "one\n---\ntwo\n---\nTHREE\n")
+        try b.sync()
+        #expect(try a.engine.maintainCloud(snapshotEvery: 1).snapshotWritten, "a snapshot from before the merge")
+        try devices.settle(a, b)
+        let merged = "ONE\n---\ntwo\n---\nTHREE\n"
+        #expect(try a.text(id: id) == merged)
+
+        try b.engine.maintainCloud(snapshotEvery: 1_000_000)
+        try devices.deliver()
+        Thread.sleep(forTimeInterval: 1.1)  // the merge's bytes were last used over a second ago
+        try a.engine.maintainCloud(snapshotEvery: 1_000_000, unusedFor: 1)
+        #expect(try devices.cloud(for: "a").hasContent(ContentHash(of: Data(merged.utf8))))
+    }
+
     @Test(arguments: CloudKind.allCases)
     func aLostDeviceHoldsRemovalBackUntilForgotten(cloud: CloudKind) throws {
         let devices = try Devices(cloud: cloud)
