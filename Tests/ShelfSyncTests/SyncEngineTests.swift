@@ -519,20 +519,29 @@ import TestSupport
         #expect(try c.text(id: id) == "after the snapshot\n")
     }
 
-    /// A device that starts from a snapshot learns the changes before it: an edit pushed later
-    /// on top of one of them (made before its device saw the snapshot's) merges there as on
-    /// every other device, not into a conflict copy of its own.
-    @Test func anEditMadeOnAnOlderVersionMergesOnADeviceThatStartedFromTheSnapshot() throws {
+    static let firstVersion = "one\n---\ntwo\n---\nthree\n"
+
+    /// Devices a and b of a cloud a file-sync tool carries late, both holding a note in its
+    /// first version; then b edits its first line and a its last, each pushing into its own
+    /// copy of the cloud. Returns them and the note's id.
+    func crossingEdits() throws -> (Devices, Device, Device, ItemID) {
         let devices = try Devices(delayed: true)
         let a = try devices.device("a")
         let b = try devices.device("b")
-        let id = try a.write("Notes/Plan.md", "one\n---\ntwo\n---\nthree\n")
+        let id = try a.write("Notes/Plan.md", Self.firstVersion)
         try devices.settle(a, b)
-
         try b.write("Notes/Plan.md", "ONE\n---\ntwo\n---\nthree\n")
         try b.sync()
         try a.write("Notes/Plan.md", "one\n---\ntwo\n---\nTHREE\n")
         try a.sync()
+        return (devices, a, b, id)
+    }
+
+    /// A device that starts from a snapshot learns the changes before it: an edit pushed later
+    /// on top of one of them (made before its device saw the snapshot's) merges there as on
+    /// every other device, not into a conflict copy of its own.
+    @Test func anEditMadeOnAnOlderVersionMergesOnADeviceThatStartedFromTheSnapshot() throws {
+        let (devices, a, b, id) = try crossingEdits()
         #expect(try a.engine.maintainCloud(snapshotEvery: 1, unusedFor: 0).snapshotWritten)
 
         let c = try devices.device("c")
@@ -546,16 +555,7 @@ import TestSupport
     /// Bytes a change was made on top of stay while a device may still merge against them: b
     /// has not read a's edit, made on the first version, when a removes what nobody needs.
     @Test func theBytesAnUnreadChangeWasMadeOnStay() throws {
-        let devices = try Devices(delayed: true)
-        let a = try devices.device("a")
-        let b = try devices.device("b")
-        let first = "one\n---\ntwo\n---\nthree\n"
-        try a.write("Notes/Plan.md", first)
-        try devices.settle(a, b)
-        try b.write("Notes/Plan.md", "ONE\n---\ntwo\n---\nthree\n")
-        try b.sync()
-        try a.write("Notes/Plan.md", "one\n---\ntwo\n---\nTHREE\n")
-        try a.sync()
+        let (devices, a, b, _) = try crossingEdits()
         try devices.deliver()
         try a.sync()  // a merges b's edit; b has not read a's yet
         try b.engine.maintainCloud(snapshotEvery: 1_000_000)
@@ -563,21 +563,13 @@ import TestSupport
         Thread.sleep(forTimeInterval: 1.1)  // the first version's bytes were last used over a second ago
         let report = try a.engine.maintainCloud(snapshotEvery: 1, unusedFor: 1)
         #expect(report.batchesRemoved > 0, "the first version's batch went")
-        #expect(try devices.cloud(for: "a").hasContent(ContentHash(of: Data(first.utf8))))
+        #expect(try devices.cloud(for: "a").hasContent(ContentHash(of: Data(Self.firstVersion.utf8))))
     }
 
     /// The bytes of a merge, which no device pushes, stay while the devices hold it: a device
     /// that keeps it as a placeholder downloads it from the cloud.
     @Test func theBytesOfAMergeStay() throws {
-        let devices = try Devices(delayed: true)
-        let a = try devices.device("a")
-        let b = try devices.device("b")
-        let id = try a.write("Notes/Plan.md", "one\n---\ntwo\n---\nthree\n")
-        try devices.settle(a, b)
-        try a.write("Notes/Plan.md", "ONE\n---\ntwo\n---\nthree\n")
-        try a.sync()
-        try b.write("Notes/Plan.md", "one\n---\ntwo\n---\nTHREE\n")
-        try b.sync()
+        let (devices, a, b, id) = try crossingEdits()
         #expect(try a.engine.maintainCloud(snapshotEvery: 1).snapshotWritten, "a snapshot from before the merge")
         try devices.settle(a, b)
         let merged = "ONE\n---\ntwo\n---\nTHREE\n"
