@@ -22,6 +22,9 @@ public struct CloudLinkState: Hashable, Sendable {
     public var offlineSince: Date?
     /// Why the last sync failed; nil after a good one.
     public var error: String?
+    /// What the last sync held back and why (changes whose ancestors or bytes have not reached
+    /// the cloud yet); nil when nothing waits.
+    public var waiting: String?
     /// Download every item's bytes as it arrives, instead of on first read.
     public var downloadAll: Bool
     /// At most this many bytes of downloaded items are kept here; nil: no budget.
@@ -29,7 +32,8 @@ public struct CloudLinkState: Hashable, Sendable {
 
     public init(location: String, cloud: String, device: String, deviceName: String, cursor: Data,
                 nextBatch: Int64, pushedSequence: Int64, linked: Date, lastSync: Date? = nil,
-                offlineSince: Date? = nil, error: String? = nil, downloadAll: Bool = false, cacheLimit: Int? = nil) {
+                offlineSince: Date? = nil, error: String? = nil, waiting: String? = nil, downloadAll: Bool = false,
+                cacheLimit: Int? = nil) {
         self.location = location
         self.cloud = cloud
         self.device = device
@@ -41,6 +45,7 @@ public struct CloudLinkState: Hashable, Sendable {
         self.lastSync = lastSync
         self.offlineSince = offlineSince
         self.error = error
+        self.waiting = waiting
         self.downloadAll = downloadAll
         self.cacheLimit = cacheLimit
     }
@@ -54,14 +59,14 @@ enum SyncLedger {
     static func link(in db: Database) throws -> CloudLinkState? {
         try Row.fetchOne(db.cachedStatement(sql: """
             SELECT location, cloud, device, device_name, cursor, next_batch, pushed_sequence, linked, last_sync,
-                   offline_since, error, download_all, cache_limit
+                   offline_since, error, download_all, cache_limit, waiting
             FROM cloud_link
             """)).map { row in
             CloudLinkState(location: row[0], cloud: row[1], device: row[2], deviceName: row[3], cursor: row[4],
                            nextBatch: row[5], pushedSequence: row[6], linked: Date(storedSeconds: row[7]),
                            lastSync: (row[8] as Double?).map(Date.init(storedSeconds:)),
                            offlineSince: (row[9] as Double?).map(Date.init(storedSeconds:)), error: row[10],
-                           downloadAll: row[11], cacheLimit: row[12])
+                           waiting: row[13], downloadAll: row[11], cacheLimit: row[12])
         }
     }
 
@@ -69,11 +74,12 @@ enum SyncLedger {
         try db.execute(sql: """
             INSERT OR REPLACE INTO cloud_link (singleton, location, cloud, device, device_name, cursor, next_batch,
                                                pushed_sequence, linked, last_sync, offline_since, error, download_all,
-                                               cache_limit)
-            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                                               cache_limit, waiting)
+            VALUES (1, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
             """, arguments: [link.location, link.cloud, link.device, link.deviceName, link.cursor, link.nextBatch,
                              link.pushedSequence, link.linked.storedSeconds, link.lastSync?.storedSeconds,
-                             link.offlineSince?.storedSeconds, link.error, link.downloadAll, link.cacheLimit])
+                             link.offlineSince?.storedSeconds, link.error, link.downloadAll, link.cacheLimit,
+                             link.waiting])
     }
 
     /// Forgets the link and everything learnt through it; the items stay as they are.

@@ -182,9 +182,12 @@ import TestSupport
         #expect(report.pulled == 0)
         #expect(report.pushed == 1)
         #expect(try c.text(id: id) == "one\ntwo\n")
+        let waiting = try #require(try c.engine.status()?.waiting, "the status says what waits")
+        #expect(waiting.contains("changes from b") && waiting.contains(damagedFirst ? "damaged" : "has not arrived"), "\(waiting)")
 
         if damagedFirst { try FileManager.default.removeItem(at: damaged) }
         try devices.settle(a, b, c)
+        #expect(try c.engine.status()?.waiting == nil)
         for device in [a, b, c] {
             #expect(try device.text(id: id) == "one\nfrom a\nthree from b\n")
             #expect(try device.files().keys.filter { $0.contains("(conflict ") }.isEmpty)

@@ -107,13 +107,16 @@ public final class SyncEngine: Sendable {
         try withRoundLock {
             do {
                 try checkIdentity()
-                let report = Report(pulled: try pull(), pushed: try push() + pushPlainFiles())
+                let (pulled, held) = try pull()
+                let report = Report(pulled: pulled, pushed: try push() + pushPlainFiles())
                 try enforceCacheLimit(lastRead: readTimes.withLock { $0 }())
                 // An idle round writes nothing (a write would wake the mount and the next round).
                 let link = try requireLink()
-                if report != Report() || link.error != nil || link.offlineSince != nil
+                let waiting = held.isEmpty ? nil : held.joined(separator: "; ")
+                if waiting != link.waiting, let waiting { logger.info("held back: \(waiting)") }
+                if report != Report() || link.error != nil || link.offlineSince != nil || link.waiting != waiting
                     || link.lastSync.map({ Date().timeIntervalSince($0) > 60 }) ?? true {
-                    try record { $0.lastSync = Date(); $0.offlineSince = nil; $0.error = nil }
+                    try record { $0.lastSync = Date(); $0.offlineSince = nil; $0.error = nil; $0.waiting = waiting }
                 }
                 return report
             } catch {
@@ -136,17 +139,19 @@ public final class SyncEngine: Sendable {
     }
 
     /// Applies the changes held back whose items are free now, then every batch of other
-    /// devices past the cursor; returns how many changes were applied. A change of a busy item
-    /// (and every later one of that item) is held back, never dropped. A device's batch that
-    /// cannot be applied yet (``applyAfterItsBases``) holds back that device's later batches
-    /// until a round finds what it waits for; the other devices' batches go on.
-    private func pull() throws -> Int {
+    /// devices past the cursor; returns how many changes were applied, and what waits and why.
+    /// A change of a busy item (and every later one of that item) is held back, never dropped.
+    /// A device's batch that cannot be applied yet (``applyAfterItsBases``) holds back that
+    /// device's later batches until a round finds what it waits for; the other devices'
+    /// batches go on.
+    private func pull() throws -> (applied: Int, waiting: [String]) {
         let link = try requireLink()
         var applied = 0
+        var held: [String] = []
         do {
             applied = try applyDeferred(link)
-        } catch let waiting as ChangeApplier.ContentNotArrived {
-            logger.info("changes held back wait: \(waiting)")
+        } catch let missing as ChangeApplier.ContentNotArrived {
+            held.append("changes of items that were in use: \(missing)")
         }
         var cursor = try CloudCoding.decoder.decode(CloudCursor.self, from: link.cursor)
         if cursor.positions.isEmpty, let snapshot = try cloud.latestSnapshot() {
@@ -165,11 +170,11 @@ public final class SyncEngine: Sendable {
                 do {
                     applied += try applyAfterItsBases(batch, cursor: &cursor, link: link, isBusy: isBusy)
                 } catch let wait as Waiting {
-                    logger.info("batch \(batch.number) of device \(deviceName(batch.device)) waits: \(wait.reason)")
+                    held.append("changes from \(deviceName(batch.device)) (batch \(batch.number)): \(wait.reason)")
                     waiting.insert(batch.device)
                 }
             }
-            if cursor == before { return applied }
+            if cursor == before { return (applied, held) }
         }
     }
 

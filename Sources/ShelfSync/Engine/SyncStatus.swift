@@ -20,6 +20,9 @@ public struct SyncStatus: Codable, Equatable, Sendable {
     public var uploads: Int
     /// Why the last sync failed; nil after a good one.
     public var error: String?
+    /// What the last sync held back and why (changes whose ancestors or bytes a file-sync tool
+    /// has not delivered yet); nil when nothing waits.
+    public var waiting: String?
 
     /// One line for `shelf status`.
     public var summary: String {
@@ -30,6 +33,7 @@ public struct SyncStatus: Codable, Equatable, Sendable {
             state = error.map { "error: \($0)" } ?? "online"
         }
         return "\(cloud) as \(device), \(state), \(pendingUploads) waiting to upload, \(notDownloaded) not downloaded"
+            + (waiting.map { "; held back: \($0)" } ?? "")
     }
 
     /// The JSON both places print: keys sorted, dates in ISO 8601.
@@ -55,6 +59,6 @@ extension SyncEngine {
                           offlineSince: link.offlineSince, pendingUploads: try pendingUploads(), lastSync: link.lastSync,
                           notDownloaded: try store.placeholderIDs().count, cacheBytes: try store.downloadedBytes(),
                           cacheLimitBytes: link.cacheLimit, downloads: counts.downloads.load(ordering: .relaxed),
-                          uploads: counts.uploads.load(ordering: .relaxed), error: link.error)
+                          uploads: counts.uploads.load(ordering: .relaxed), error: link.error, waiting: link.waiting)
     }
 }

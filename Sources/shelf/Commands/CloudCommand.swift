@@ -86,6 +86,7 @@ struct CloudCommand: ParsableCommand {
             print("Not downloaded: \(status.notDownloaded) item\(status.notDownloaded == 1 ? "" : "s") (downloaded on first read)")
             print("Held here: \(status.cacheBytes) bytes\(status.cacheLimitBytes.map { " of at most \($0)" } ?? "")")
             print("Since the mount started: \(status.downloads) downloads, \(status.uploads) uploads")
+            if let waiting = status.waiting { print("Held back: \(waiting)") }
             if let error = status.error { print("Error:    \(error)") }
         }
 
