@@ -160,12 +160,12 @@ enum Schema {
                 );
                 """)
         }
-        migrator.registerMigration("v7: depth of cloud changes, what a pull waits for") { db in
-            // The depth is filled in by the sync engine when it first needs it (see SyncLedger).
-            try db.execute(sql: """
-                ALTER TABLE cloud_change ADD COLUMN generation INTEGER;
-                ALTER TABLE cloud_link ADD COLUMN waiting TEXT;
-                """)
+        migrator.registerMigration("v7: depth of cloud changes in their item's history") { db in
+            // Filled in by the sync engine when it first needs it (see SyncLedger).
+            try db.execute(sql: "ALTER TABLE cloud_change ADD COLUMN generation INTEGER")
+        }
+        migrator.registerMigration("v8: what a pull holds back") { db in
+            try db.execute(sql: "ALTER TABLE cloud_link ADD COLUMN waiting TEXT")
         }
         return migrator
     }
