@@ -15,9 +15,9 @@ extension SyncEngine {
     /// Tells the cloud how far this device has read, writes a snapshot once `snapshotEvery`
     /// batches happened since the newest one, and removes what no device needs any more: logs
     /// every device that is not retired has read and a snapshot covers (this device's own, and
-    /// retired devices'), and bytes that no remaining change has or was made on top of, and no
-    /// item here holds, and that were not used for `unusedFor`. A device that never reports (lost, never synced) holds
-    /// removal back until `shelf cloud forget-device` retires it.
+    /// retired devices'), and bytes that no remaining change has or was made on top of, that no
+    /// item here holds and that were not used for `unusedFor`. A device that never reports
+    /// (lost, never synced) holds removal back until `shelf cloud forget-device` retires it.
     @discardableResult
     public func maintainCloud(snapshotEvery: Int = 500, unusedFor: TimeInterval = 86_400) throws -> Maintenance {
         try withRoundLock {
@@ -64,8 +64,8 @@ extension SyncEngine {
                 }
                 position = next
             }
-            // A device that has not applied a change yet may merge against its base; and the bytes of
-            // a merge are in no batch, only in the states of the devices that made it, this one's too.
+            // A device that has not applied a change yet may merge against its base; and a merge's
+            // bytes are in no batch, only in the states of the devices that made it, this one's too.
             keeping.formUnion(try store.write { writer in
                 try bases.compactMap { try writer.cloudChange($0)?.hash }
                     + writer.syncedChanges().map { try CloudCoding.decoder.decode(CloudChange.self, from: $0).hash }
