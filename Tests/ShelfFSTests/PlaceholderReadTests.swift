@@ -53,9 +53,9 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
     @Test func readersWaitingForADownloadLeaveTheMountAnswering() throws {
         // Forty items, so forty readers send forty requests (readers of one file would queue
         // behind one page in the kernel).
-        let (cloudFolder, b, notes, local, stalled, engine) = try stalledLibrary(notes: 40)
-        defer { withExtendedLifetime(cloudFolder) {} }
-        try b.withMount(sync: engine, downloadTimeout: .seconds(30)) { mount in
+        let library = try StalledLibrary(notes: 40)
+        let (notes, local, stalled) = (library.notes, library.local, library.cloud)
+        try library.b.withMount(sync: library.engine, downloadTimeout: .seconds(30)) { mount in
             defer { stalled.release() }
             let readers = try notes.map { try reader(.cat, of: mount.mountpoint + "/" + $0.path) }
             Thread.sleep(forTimeInterval: 0.5)
@@ -83,9 +83,9 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
     /// the waiting read request, and the mount answers it (`EINTR`) for the program to go on.
     @Test(arguments: [Reader.cat, .handlingCtrlC, .handlingCtrlCReadingDirectly])
     func ctrlCFreesAReaderWaitingForADownload(_ kind: Reader) throws {
-        let (cloudFolder, b, notes, _, stalled, engine) = try stalledLibrary(notes: 2)
-        defer { withExtendedLifetime(cloudFolder) {} }
-        try b.withMount(sync: engine, downloadTimeout: .seconds(30)) { mount in
+        let library = try StalledLibrary(notes: 2)
+        let (notes, stalled) = (library.notes, library.cloud)
+        try library.b.withMount(sync: library.engine, downloadTimeout: .seconds(30)) { mount in
             defer { stalled.release() }
             let givesUp = try reader(kind, of: mount.mountpoint + "/" + notes[0].path)
             let waits = try reader(.cat, of: mount.mountpoint + "/" + notes[1].path)
@@ -107,28 +107,6 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
             #expect(!waits.isRunning && waits.terminationStatus == 0)
             for note in notes { #expect(try mount.text(note.path) == note.text) }
         }
-    }
-
-    /// A library linked to a cloud (in the folder returned, removed when it goes), with `notes`
-    /// placeholders whose downloads wait for the cloud's `release()`, one note of its own, and
-    /// the sync engine to mount it with.
-    private func stalledLibrary(notes count: Int) throws
-        -> (TemporaryFolder, TestLibrary, [ItemRecord], ItemRecord, StalledCloud, SyncEngine) {
-        let folder = try TemporaryFolder()
-        let cloud = FolderCloud(folder: folder.child("cloud"))
-        let a = try LibraryStore.create(at: folder.child("a"))
-        let notes = try (1...count).map { try a.insert(.note(Note(title: "Plan \($0)", content: "Read \($0).\n"))) }
-        try SyncEngine.link(a, to: cloud, deviceName: "a")
-        try SyncEngine(store: a, cloud: cloud).sync()
-
-        let b = try TestLibrary()
-        let local = try b.addNote("Here", content: "Already here.\n")
-        try SyncEngine.link(b.store, to: cloud, deviceName: "b")
-        let stalled = StalledCloud(cloud)
-        let engine = SyncEngine(store: b.store, cloud: stalled)
-        try engine.sync()
-        #expect(try notes.allSatisfy { try b.store.summary(id: $0.item.id)?.isPlaceholder == true })
-        return (folder, b, notes, local, stalled, engine)
     }
 
     enum Reader: Sendable {
@@ -156,5 +134,37 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
         reader.standardError = FileHandle.nullDevice
         try reader.run()
         return reader
+    }
+}
+
+/// Library b, linked to a cloud where library a put `notes` notes: they are placeholders in b
+/// whose downloads wait for the cloud's `release()`, beside one note of b's own.
+struct StalledLibrary {
+    /// Holds the cloud and library a; removed with this.
+    let folder: TemporaryFolder
+    let b: TestLibrary
+    let notes: [ItemRecord]
+    let local: ItemRecord
+    let cloud: StalledCloud
+    /// b's sync engine, to mount it with.
+    let engine: SyncEngine
+
+    init(notes count: Int) throws {
+        folder = try TemporaryFolder()
+        let shared = FolderCloud(folder: folder.child("cloud"))
+        let a = try LibraryStore.create(at: folder.child("a"))
+        notes = try (1...count).map { try a.insert(.note(Note(title: "Plan \($0)", content: "Read \($0).\n"))) }
+        try SyncEngine.link(a, to: shared, deviceName: "a")
+        try SyncEngine(store: a, cloud: shared).sync()
+
+        b = try TestLibrary()
+        local = try b.addNote("Here", content: "Already here.\n")
+        try SyncEngine.link(b.store, to: shared, deviceName: "b")
+        cloud = StalledCloud(shared)
+        engine = SyncEngine(store: b.store, cloud: cloud)
+        try engine.sync()
+        let store = b.store
+        let allPlaceholders = try notes.allSatisfy { try store.summary(id: $0.item.id)?.isPlaceholder == true }
+        #expect(allPlaceholders)
     }
 }
