@@ -73,7 +73,7 @@ let package = Package(
         ]),
 
         .testTarget(name: "ShelfMarkdownTests", dependencies: [
-            "ShelfModel", "ShelfMarkdown",
+            "ShelfModel", "ShelfMarkdown", "TestSupport",
             .product(name: "PropertyBased", package: "swift-property-based"),
             .product(name: "Yams", package: "Yams"),
         ]),

@@ -8,6 +8,14 @@ import FuseKit
 ///
 /// Opens are stateless (the kernel sends reads and writes by inode), so every writer of a file
 /// writes into the same buffer, as on a disk filesystem, and readers of the inode read it.
+///
+/// Two locks, neither ever taken inside a store transaction:
+/// - `state` covers the bytes and their bookkeeping. It is a leaf: held for memory work and the
+///   journal's file writes only, never while waiting for the store or another lock, so a
+///   reader, a writer or the sync engine asking whether the item is busy never waits for a save.
+/// - `saveTurn` lets one save of this buffer run at a time (a second would commit the same bytes
+///   again). It is held while the save waits for the store, and taken only by savers, which
+///   take it after the namespace lock and before the store's writer.
 final class ItemBuffer: Sendable {
     struct State {
         var bytes: [UInt8]
@@ -15,6 +23,9 @@ final class ItemBuffer: Sendable {
         var baseVersion: Int64?
         /// Written to since the last save.
         var dirty: Bool
+        /// Counts the edits: a save publishes its result as "saved" only if no edit came after
+        /// the bytes it committed.
+        var generation: UInt64 = 0
         /// When the bytes last changed: the file's `st_mtime`, and the record's modification time
         /// once saved, so the time an editor saw after writing never moves under it.
         var modified: Date
@@ -32,6 +43,7 @@ final class ItemBuffer: Sendable {
 
     let inode: UInt64
     fileprivate let state: Mutex<State>
+    private let saveTurn = Mutex<Void>(())
     fileprivate let journal: SaveJournal
 
     fileprivate init(inode: UInt64, _ state: State, journal: SaveJournal) {
@@ -65,17 +77,29 @@ final class ItemBuffer: Sendable {
         state.withLock { $0.modified = date }
     }
 
-    /// Runs `save` on the unsaved bytes, if any, and marks them saved at the version it returns;
-    /// their journal entry ends. The buffer stays locked meanwhile, so no write interleaves
-    /// with its own save.
-    func saveIfDirty(_ save: (_ unsaved: Unsaved) throws -> Int64) throws {
-        try state.withLock { state in
-            guard state.dirty, !state.detached else { return }
-            state.baseVersion = try save(Unsaved(bytes: state.bytes, baseVersion: state.baseVersion,
-                                                 modified: state.modified, carried: state.carried))
-            state.dirty = false
-            state.carried = nil
-            if let entry = state.journal.take() { journal.end(entry) }
+    /// Saves the unsaved bytes, if any, through `commit`. The bytes are copied out under the
+    /// state lock and committed outside it; the result is published under the lock again: the
+    /// bytes are saved if no write came meanwhile, and otherwise stay unsaved on top of the
+    /// version just committed (their journal entry says so) for the next save.
+    func saveIfDirty(_ commit: (_ unsaved: Unsaved) throws -> Saved) throws {
+        try saveTurn.withLock { _ in
+            let unsaved = state.withLock { state -> Unsaved? in
+                guard state.dirty, !state.detached else { return nil }
+                return Unsaved(bytes: state.bytes, baseVersion: state.baseVersion, modified: state.modified,
+                               carried: state.carried, generation: state.generation)
+            }
+            guard let unsaved else { return }
+            let saved = try commit(unsaved)
+            try state.withLock { state throws(Errno) in
+                state.baseVersion = saved.version
+                state.carried = nil
+                if state.generation == unsaved.generation {
+                    state.dirty = false
+                    if let entry = state.journal.take() { journal.end(entry) }
+                } else if let entry = state.journal, let target = saved.nextTarget {
+                    try journal.retarget(entry, to: target)
+                }
+            }
         }
     }
 
@@ -85,6 +109,14 @@ final class ItemBuffer: Sendable {
         var baseVersion: Int64?
         var modified: Date
         var carried: ItemCommitter.FileMetadata?
+        fileprivate var generation: UInt64
+    }
+
+    /// What a save became: the version holding the committed bytes, and where writes that came
+    /// after them are to be saved (nil: where they were going).
+    struct Saved {
+        var version: Int64
+        var nextTarget: SaveJournal.Target?
     }
 }
 
@@ -154,6 +186,7 @@ final class ItemBuffers: Sendable {
                     }
                 }
                 state.dirty = true
+                state.generation &+= 1
                 state.modified = Date()
                 return true
             }

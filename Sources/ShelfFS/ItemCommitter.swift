@@ -23,8 +23,11 @@ struct ItemCommitter: Sendable {
 
     /// Where a save goes.
     enum Target: Equatable {
-        /// The item at the saved path: its identity is the path's, whatever `id:` the text claims.
-        case existing(ItemID, basedOn: Int64?)
+        /// The item at the saved path: its identity is the path's, whatever `id:` the text
+        /// claims. `readFrom`: the versions the saved bytes may have been made from (the one a
+        /// writer's buffer started from, those the mount served to readers); empty: they are
+        /// the newest word on whatever the item is now.
+        case existing(ItemID, readFrom: [Int64])
         /// No item is at the path yet: the text's `id:` decides (a trashed id brings that item
         /// back; the id of a live item elsewhere is a copy's, so this is a new item; no id makes
         /// a new item). The id of a new item lives in the store and `user.shelf.id`, not in
@@ -34,7 +37,12 @@ struct ItemCommitter: Sendable {
 
     /// What a save became.
     struct Outcome {
+        /// The record holding exactly the saved bytes.
         var record: ItemRecord
+        /// The item after the save was merged with a change made elsewhere since its bytes were
+        /// read (a version on top of `record`): what the file shows now. Nil when it shows the
+        /// saved bytes.
+        var merged: ItemRecord?
         /// For a save into an existing item: the bytes and version its file showed until now.
         var replaced: (version: Int64, content: Data)?
     }
@@ -57,23 +65,24 @@ struct ItemCommitter: Sendable {
             throw StoreError.invalidPath(path.rawValue, reason: "item files live under Books/ or Notes/")
         }
         let source = Data(bytes)
-        var replaced: (version: Int64, content: Data)?
-        let record = try store.write { writer -> ItemRecord in
-            let record: ItemRecord
+        return try store.write { writer -> Outcome in
+            var outcome: Outcome
             switch target {
-            case .existing(let id, let base):
-                replaced = try writer.file(id: id)
-                record = try save(source, of: id, kind: kind, at: path, basedOn: base, modified: modified, with: writer)
+            case .existing(let id, let readFrom):
+                let replaced = try writer.file(id: id)
+                outcome = try save(source, of: id, kind: kind, at: path, readFrom: readFrom, modified: modified, with: writer)
+                outcome.replaced = replaced
             case .new(let path):
-                record = try writer.saveFile(source, of: try newItemID(for: source, kind: kind, with: writer), kind: kind,
-                                             at: path.rawValue, basedOn: nil, modified: modified)
+                outcome = Outcome(record: try writer.saveFile(source, of: try newItemID(for: source, kind: kind, with: writer),
+                                                              kind: kind, at: path.rawValue, basedOn: nil, modified: modified))
             }
-            guard let metadata else { return record }
-            try writer.replaceExtendedAttributes(id: record.item.id, with: metadata.attributes)
-            return try writer.setFileTimes(of: record, modified: metadata.modified,
-                                           permissions: metadata.permissions)
+            guard let metadata else { return outcome }
+            try writer.replaceExtendedAttributes(id: outcome.record.item.id, with: metadata.attributes)
+            let timed = try writer.setFileTimes(of: outcome.merged ?? outcome.record, modified: metadata.modified,
+                                                permissions: metadata.permissions)
+            if outcome.merged == nil { outcome.record = timed } else { outcome.merged = timed }
+            return outcome
         }
-        return Outcome(record: record, replaced: replaced)
     }
 
     /// The id a new file's item gets: the one its text declares when that names no live item
@@ -85,19 +94,62 @@ struct ItemCommitter: Sendable {
         return parsed.item.id
     }
 
-    /// An editor's save is the newest word on the item. When the store moved on since the file
-    /// was opened (the CLI or another mount wrote meanwhile), the save still lands, and the
-    /// version it replaces is kept beside it, verbatim (a pending draft included), as
-    /// `Title (conflict YYYY-MM-DD HHMMSS device).md` — never silently overwritten.
-    private func save(_ source: Data, of id: ItemID, kind: ItemKind, at path: MountPath, basedOn base: Int64?,
-                      modified: Date, with writer: StoreWriter) throws -> ItemRecord {
-        do {
-            return try writer.saveFile(source, of: id, kind: kind, at: path.rawValue, basedOn: base, modified: modified)
-        } catch StoreError.versionConflict {
+    /// A save on top of what the item is now. When the item changed elsewhere (sync, the CLI)
+    /// after the writer read it, the save merges three-way, with the rules sync uses: base, the
+    /// version the bytes were read from; ours, the saved bytes; theirs, the item now. The saved
+    /// bytes are kept as a version, and the merge goes on top of them. What cannot merge: the
+    /// save wins (it is the newest word) and the other side is kept verbatim, a pending draft
+    /// included, as `Title (conflict YYYY-MM-DD HHMMSS device).md` — never silently overwritten.
+    private func save(_ source: Data, of id: ItemID, kind: ItemKind, at path: MountPath, readFrom: [Int64],
+                      modified: Date, with writer: StoreWriter) throws -> Outcome {
+        let saveOnTop = { try writer.saveFile(source, of: id, kind: kind, at: path.rawValue, basedOn: nil, modified: modified) }
+        guard let current = try writer.file(id: id) else { return Outcome(record: try saveOnTop()) }
+        let merge: ItemMerge.Result
+        switch try readBase(of: source, id: id, current: current, among: readFrom, with: writer) {
+        case .current: return Outcome(record: try saveOnTop())
+        case .earlier(let base): merge = ItemMerge.merge(base: base, older: current.content, newer: source, kind: kind)
+        case .lost: merge = .conflict
+        }
+        switch merge {
+        case .merged(let merged) where merged == source:
+            return Outcome(record: try saveOnTop())
+        case .merged(let merged):
+            let saved = try saveOnTop()
+            let result = try writer.with(ChangeOrigin(.merge)) {
+                try writer.saveFile(merged, of: id, kind: kind, at: path.rawValue, basedOn: saved.version, modified: Date())
+            }
+            return Outcome(record: saved, merged: result)
+        case .conflict:
             if let other = try writer.record(id: id) {
                 _ = try writer.saveConflictCopy(other.content, kind: kind, beside: other.path, time: Date(), device: device)
             }
-            return try writer.saveFile(source, of: id, kind: kind, at: path.rawValue, basedOn: nil, modified: modified)
+            return Outcome(record: try saveOnTop())
         }
+    }
+
+    /// What a save's bytes were made from.
+    private enum ReadBase {
+        /// The item as it is now (or nothing says otherwise).
+        case current
+        /// An earlier version, these bytes.
+        case earlier(Data)
+        /// An earlier version no longer kept.
+        case lost
+    }
+
+    /// Of the versions `source` may have been read from, the one it differs least from (the
+    /// newer on a tie; one no longer kept counts as the farthest).
+    private func readBase(of source: Data, id: ItemID, current: (version: Int64, content: Data), among readFrom: [Int64],
+                          with writer: StoreWriter) throws -> ReadBase {
+        let candidates = Set(readFrom).sorted(by: >)
+        guard candidates.contains(where: { $0 != current.version }) else { return .current }
+        var best: (version: Int64, content: Data?, distance: Int)?
+        for version in candidates {
+            let content = version == current.version ? current.content : try writer.file(id: id, version: version)
+            let distance = content.flatMap { ItemMerge.changedLines(from: $0, to: source) } ?? .max
+            if best == nil || distance < best!.distance { best = (version, content, distance) }
+        }
+        guard let best, best.version != current.version else { return .current }
+        return best.content.map { .earlier($0) } ?? .lost
     }
 }

@@ -20,6 +20,8 @@ final class SavePipeline: Sendable {
     let buffers: ItemBuffers
     let scheduler: SaveScheduler
     let recentSaves = RecentSaves()
+    /// What readers were served of each item, which a save may have been made from.
+    let served = ServedVersions()
     private let committer: ItemCommitter
     private let store: LibraryStore
     private let index: ItemIndex
@@ -63,7 +65,7 @@ final class SavePipeline: Sendable {
                 switch leftover.target {
                 case .item(let id, let base):
                     let path = MountPath(try store.restore(id: id).path)
-                    _ = try committer.commit(leftover.bytes, at: path, into: .existing(id, basedOn: base))
+                    _ = try committer.commit(leftover.bytes, at: path, into: .existing(id, readFrom: base.map { [$0] } ?? []))
                 case .newFile(let path):
                     let folder = MountPath(path).parent
                     let name = FileNaming.uniqued(MountPath(path).name) { candidate in
@@ -193,18 +195,20 @@ final class SavePipeline: Sendable {
         return outcome
     }
 
-    /// Commits `unsaved` into what `inode` stands for; returns the version they are saved at.
-    private func commit(_ unsaved: ItemBuffer.Unsaved, into inode: UInt64) throws -> Int64 {
+    /// Commits `unsaved` into what `inode` stands for: an item's save merges with what changed
+    /// elsewhere since its writer read it (``ServedVersions``).
+    private func commit(_ unsaved: ItemBuffer.Unsaved, into inode: UInt64) throws -> ItemBuffer.Saved {
         switch inodes.key(of: inode) {
         case .item(let id):
             let path = try path(of: .item(id)) ?? restoreForWrites(id)
-            let outcome = try committer.commit(unsaved.bytes, at: path, into: .existing(id, basedOn: unsaved.baseVersion),
+            let readFrom = [unsaved.baseVersion].compactMap { $0 } + served.versions(of: id)
+            let outcome = try committer.commit(unsaved.bytes, at: path, into: .existing(id, readFrom: readFrom),
                                                modified: unsaved.modified, carrying: unsaved.carried)
             return saved(outcome, by: inode)
         case .newItemFile(let pending):
             guard let path = newItemFiles.path(of: pending) else {
                 logger.debug("inode \(inode) was removed before its first save; its writes are dropped")
-                return 0
+                return ItemBuffer.Saved(version: 0, nextTarget: nil)
             }
             let outcome = try committer.commit(unsaved.bytes, at: path, into: .new(at: path), modified: unsaved.modified)
             newItemFiles.remove(pending)
@@ -214,7 +218,7 @@ final class SavePipeline: Sendable {
             // Renamed to a plain name just as it was written: the writes follow it there.
             try plain.writeAtomically(unsaved.bytes, to: path)
             if let carried = unsaved.carried { try plain.apply(carried, to: path) }
-            return unsaved.baseVersion ?? 0
+            return ItemBuffer.Saved(version: unsaved.baseVersion ?? 0, nextTarget: nil)
         case .status, nil:
             throw Errno.badHandle
         }
@@ -261,19 +265,24 @@ final class SavePipeline: Sendable {
     }
 
     /// Records a save made through `inode`, and drops the kernel's pages of the item's current
-    /// file when the save came through a replaced one.
-    private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64) -> Int64 {
+    /// file when the save came through a replaced one. Writes that came after the saved bytes
+    /// are saved on top of them.
+    private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64) -> ItemBuffer.Saved {
         noteSaved(outcome.record)
-        if let current = inodes.existingInode(for: .item(outcome.record.item.id)), current != inode {
+        let id = outcome.record.item.id
+        if let current = inodes.existingInode(for: .item(id)), current != inode {
             kernel.invalidate(.content(Inode(current)))
         }
-        return outcome.record.version
+        return ItemBuffer.Saved(version: outcome.record.version, nextTarget: .item(id, baseVersion: outcome.record.version))
     }
 
-    /// The index learns a save's new version (so the change follower knows it needs no
-    /// invalidation), and the bytes are kept for the reads that follow.
+    /// The index learns the version holding a save's bytes (so the change follower knows it
+    /// needs no invalidation), and the bytes are kept for the reads that follow. A merge on
+    /// top of them reaches the index through the follower, like any change from elsewhere, which
+    /// has the kernel drop the saved pages and tells watchers the file changed.
     func noteSaved(_ record: ItemRecord) {
         index.put(ItemSummary(record))
         recentSaves.keep(record.item.id, version: record.version, content: record.content)
+        served.saved(record.item.id, version: record.version)
     }
 }

@@ -245,7 +245,7 @@ extension ShelfFileSystem {
             var replacedInode: (inode: UInt64, modified: Date)?
             switch target {
             case .item(let id):
-                destination = .existing(id, basedOn: nil)
+                destination = .existing(id, readFrom: saves.served.versions(of: id))
                 if let inode = inodes.kernelInode(for: .item(id)) {
                     replacedInode = (inode, index.summary(id: id)?.modified ?? Date())
                 }

@@ -343,17 +343,20 @@ final class ShelfFileSystem: Sendable {
 
     // MARK: Reading and writing
 
-    /// Whether a program holds item `id`'s file now — unsaved writes in it, or a lock on it —
-    /// so a change from the cloud must wait. Never call it from a request handler: the first
+    /// The items whose files a program holds now — unsaved writes in them, or a lock on them —
+    /// so changes from the cloud must wait. Takes only short locks (never waits for the store),
+    /// so sync asks it before its transactions. Never call it from a request handler: the first
     /// call asks the mount for its device.
-    func isBusy(_ id: ItemID) -> Bool {
-        guard let inode = inodes.kernelInode(for: .item(id)) else { return false }  // nobody has it
-        if saves.buffers.buffer(of: inode)?.isDirty == true { return true }
-        guard let device = mountDevice.withLock({ device in
+    func busyItems() -> Set<ItemID> {
+        var held = Set(saves.buffers.unsavedInodes())
+        let device = mountDevice.withLock { device in
             if device == nil, let mountpoint = announcer.mountpoint { device = KernelFileLocks.device(of: mountpoint) }
             return device
-        }) else { return false }
-        return KernelFileLocks.lockedInodes(onDevice: device).contains(inode)
+        }
+        if let device { held.formUnion(KernelFileLocks.lockedInodes(onDevice: device)) }
+        return Set(held.compactMap { inode in
+            if case .item(let id)? = inodes.key(of: inode) { id } else { nil }
+        })
     }
 
     /// Sync wrote or removed the plain file at `path` behind the mount's back: the kernel
@@ -398,9 +401,11 @@ final class ShelfFileSystem: Sendable {
             if downloads.isLinked { lastReads.withLock { $0[id] = Date() } }
             if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             if downloads.isLinked, let content = downloads.fetchedContent(of: id) {
+                if let version = index.version(of: id) { saves.served.served(id, version: version) }
                 return Self.slice(content, offset: offset, size: size)
             }
             if let version = index.version(of: id), let content = saves.recentSaves.content(of: id, version: version) {
+                saves.served.served(id, version: version)
                 return Self.slice(content, offset: offset, size: size)
             }
             guard let file = try store.file(id: id) else { throw Errno.noEntry }
@@ -408,6 +413,7 @@ final class ShelfFileSystem: Sendable {
             if file.content.count != index.summary(id: id)?.size, try store.downloadState(of: id) != nil {
                 throw PlaceholderDownloads.NotHere(id: id)
             }
+            saves.served.served(id, version: file.version)
             return Self.slice(file.content, offset: offset, size: size)
         case .newItemFile:
             if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }

@@ -32,7 +32,7 @@ public final class ShelfFuseOperations: FuseOperations {
         fileSystem = try ShelfFileSystem(store: store, idleSaveDelay: idleSaveDelay, sync: sync,
                                          downloadTimeout: downloadTimeout)
         syncEngine = sync
-        sync?.considerBusy { [fileSystem] in fileSystem.isBusy($0) }
+        sync?.considerBusy { [fileSystem] in fileSystem.busyItems() }
         sync?.evictByLastRead { [fileSystem] in fileSystem.lastReads.withLock { $0 } }
         sync?.reportPlainFileChanges { [fileSystem] in fileSystem.plainFileChangedElsewhere(MountPath($0)) }
         follower = ChangeFollower(fileSystem: fileSystem, after: fileSystem.loadedSequence)

@@ -140,6 +140,13 @@ struct ItemQueries {
         return try Row.fetchOne(statement, arguments: [id.rawValue]).map { ($0[0], $0[1]) }
     }
 
+    /// The bytes item `id`'s file showed at `version`: an earlier version from the history, or
+    /// the current one; nil if that version is no longer kept.
+    func file(id: ItemID, version: Int64) throws -> Data? {
+        if let current = try file(id: id), current.version == version { return current.content }
+        return try ItemHistory.content(of: id, version: version, in: db)
+    }
+
     /// Calls `body` with the path and file bytes of every live item, in path order, from one
     /// cursor: what an export needs, without decoding a single record.
     func forEachLiveFile(_ body: (_ path: String, _ content: Data) throws -> Void) throws {

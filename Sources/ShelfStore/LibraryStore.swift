@@ -180,10 +180,7 @@ public final class LibraryStore: Sendable {
     /// The bytes item `id`'s file showed at `version`: an earlier version from the history, or
     /// the current one; nil if that version is no longer kept.
     public func file(id: ItemID, version: Int64) throws -> Data? {
-        try read { queries in
-            if let current = try queries.file(id: id), current.version == version { return current.content }
-            return try ItemHistory.content(of: id, version: version, in: queries.db)
-        }
+        try read { try $0.file(id: id, version: version) }
     }
 
     // MARK: Change feed

@@ -62,6 +62,8 @@ public struct StoreWriter {
     public func record(atPath path: String) throws -> ItemRecord? { try queries.liveRecord(atPath: path) }
     /// An item's file bytes and their version (see `LibraryStore.file(id:)`), without decoding.
     public func file(id: ItemID) throws -> (version: Int64, content: Data)? { try queries.file(id: id) }
+    /// The bytes item `id`'s file showed at `version`; nil if that version is no longer kept.
+    public func file(id: ItemID, version: Int64) throws -> Data? { try queries.file(id: id, version: version) }
     /// The live book imported from `sourceID`, if any.
     public func bookID(sourceID: String) throws -> ItemID? { try queries.liveBookID(sourceID: sourceID) }
 

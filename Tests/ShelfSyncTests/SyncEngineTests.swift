@@ -227,7 +227,7 @@ import TestSupport
         try devices.settle(a, b)
 
         let busy = Mutex<Set<ItemID>>([held])
-        b.engine.considerBusy { id in busy.withLock { $0.contains(id) } }
+        b.engine.considerBusy { busy.withLock { $0 } }
         _ = try a.write("Notes/Held.md", "two\n")
         try a.sync()
         _ = try a.write("Notes/Held.md", "three\n")
@@ -263,7 +263,7 @@ import TestSupport
         _ = try a.write("Notes/Evict me.md", "changed, not uploaded\n")
         #expect(throws: EvictError.notUploaded) { try a.engine.evict(id) }
         try a.sync()
-        a.engine.considerBusy { _ in true }
+        a.engine.considerBusy { [id] }
         #expect(throws: EvictError.busy) { try a.engine.evict(id) }
         #expect(try a.store.summary(id: id)?.isPlaceholder == false)
     }

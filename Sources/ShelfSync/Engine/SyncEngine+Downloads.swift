@@ -56,7 +56,6 @@ extension SyncEngine {
     /// the cloud holds exactly these bytes, and never for a pinned, changed, locked or open item
     /// (`EvictError`).
     public func evict(_ id: ItemID) throws {
-        let isBusy = busyCheck.withLock { $0 }
         _ = try requireLink()
         let candidate = try store.write { writer -> (ItemState, String)? in
             guard let local = try ItemState.stored(id, in: writer), local.state.operation == .put else {
@@ -69,7 +68,7 @@ extension SyncEngine {
         }
         guard let (state, title) = candidate else { return }
         guard try cloud.hasContent(state.hash) else { throw EvictError.notUploaded }
-        if isBusy(id) { throw EvictError.busy }
+        if itemsInUse().contains(id) { throw EvictError.busy }
         try store.write { writer in
             // Changed meanwhile: nothing is evicted.
             guard let now = try ItemState.stored(id, in: writer), now.state.matches(state), now.content != nil,

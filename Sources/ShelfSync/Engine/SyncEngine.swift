@@ -19,9 +19,10 @@ public final class SyncEngine: Sendable {
     public let cloud: any CloudBackend
     let logger: Logger
     private let deviceNames = Mutex<[DeviceID: String]>([:])
-    /// Whether a program holds item `id` now (a lock on its file, unsaved writes in it): its
-    /// changes from the cloud wait until it lets go.
-    let busyCheck = Mutex<@Sendable (ItemID) -> Bool>({ _ in false })
+    /// The items programs hold now (a lock on the file, unsaved writes in it): their changes
+    /// from the cloud wait until they let go. Asked before each store transaction, never inside
+    /// one, so a transaction never waits for the mount (whose saves wait for the store).
+    let busyItems = Mutex<@Sendable () -> Set<ItemID>>({ [] })
     /// Downloads and uploads since this engine started, for the status.
     let counts = Counts()
     final class Counts: Sendable {
@@ -45,8 +46,14 @@ public final class SyncEngine: Sendable {
 
     /// Tells the engine which items a program holds (the mount knows which of its files are
     /// locked or have unsaved writes): their cloud changes wait, and they are never evicted.
-    public func considerBusy(_ isBusy: @escaping @Sendable (ItemID) -> Bool) {
-        busyCheck.withLock { $0 = isBusy }
+    /// `busyItems` must not wait for the store.
+    public func considerBusy(_ busyItems: @escaping @Sendable () -> Set<ItemID>) {
+        self.busyItems.withLock { $0 = busyItems }
+    }
+
+    /// What programs hold now (see ``considerBusy(_:)``); never called inside a transaction.
+    func itemsInUse() -> Set<ItemID> {
+        busyItems.withLock { $0 }()
     }
 
     /// Makes the cache budget evict the items `lastRead` says were read longest ago first.
@@ -158,7 +165,6 @@ public final class SyncEngine: Sendable {
             applied += try start(from: snapshot, link)
             cursor = snapshot.cursor
         }
-        let isBusy = busyCheck.withLock { $0 }
         var waiting = Set<DeviceID>()
         while true {
             // A waiting device's log is not listed again this round.
@@ -168,7 +174,7 @@ public final class SyncEngine: Sendable {
             let before = cursor
             for batch in batches where !waiting.contains(batch.device) {
                 do {
-                    applied += try applyAfterItsBases(batch, cursor: &cursor, link: link, isBusy: isBusy)
+                    applied += try applyAfterItsBases(batch, cursor: &cursor, link: link)
                 } catch let wait as Waiting {
                     held.append("changes from \(deviceName(batch.device)) (batch \(batch.number)): \(wait.reason)")
                     waiting.insert(batch.device)
@@ -188,13 +194,23 @@ public final class SyncEngine: Sendable {
     /// Applies `batch` once every batch its changes were made on top of is applied: a cloud may
     /// list one device's log before another's (a folder cloud does), and an edit met before the
     /// edit it rebased would look concurrent with it, and merge or fork where it only follows.
-    /// Throws ``Waiting`` when one of those batches, or bytes a merge needs, have not arrived.
-    private func applyAfterItsBases(_ batch: ChangeBatch, cursor: inout CloudCursor, link: CloudLinkState,
-                                    isBusy: (ItemID) -> Bool) throws -> Int {
-        guard batch.number > cursor[batch.device] else { return 0 }
+    /// Throws ``Waiting`` when one of those batches, or bytes a merge needs, have not arrived,
+    /// or when batches claim to build on each other in a circle (a damaged or hostile cloud).
+    /// The batches below are visited with a stack of their own, so a long history costs no
+    /// depth of calls.
+    private func applyAfterItsBases(_ batch: ChangeBatch, cursor: inout CloudCursor, link: CloudLinkState) throws -> Int {
         var applied = 0
-        for (device, number) in Self.batchesBelow(batch) where device != batch.device && number > cursor[device] {
-            for earlier in (cursor[device] + 1)...number {
+        var pending = [batch]
+        while let top = pending.last {
+            guard top.number > cursor[top.device] else {
+                pending.removeLast()
+                continue
+            }
+            if let (device, _) = Self.batchesBelow(top).first(where: { $0.0 != top.device && $0.1 > cursor[$0.0] }) {
+                let earlier = cursor[device] + 1
+                guard !pending.contains(where: { $0.device == device && $0.number == earlier }) else {
+                    throw Waiting(reason: "batch \(top.number) of device \(deviceName(top.device)) and batch \(earlier) of device \(deviceName(device)) each claim to build on the other")
+                }
                 let before: ChangeBatch?
                 do {
                     before = try cloud.batch(of: device, number: earlier)
@@ -205,17 +221,19 @@ public final class SyncEngine: Sendable {
                 guard let before else {
                     throw Waiting(reason: "batch \(earlier) of device \(deviceName(device)), which it builds on, has not arrived")
                 }
-                applied += try applyAfterItsBases(before, cursor: &cursor, link: link, isBusy: isBusy)
+                pending.append(before)
+                continue
             }
+            var next = cursor
+            next[top.device] = top.number
+            do {
+                applied += try apply(top, cursor: next, link: link)
+            } catch let missing as ChangeApplier.ContentNotArrived {
+                throw Waiting(reason: "\(missing)")
+            }
+            cursor = next
+            pending.removeLast()
         }
-        var next = cursor
-        next[batch.device] = batch.number
-        do {
-            applied += try apply(batch, cursor: next, link: link, isBusy: isBusy)
-        } catch let missing as ChangeApplier.ContentNotArrived {
-            throw Waiting(reason: "\(missing)")
-        }
-        cursor = next
         return applied
     }
 
@@ -233,10 +251,13 @@ public final class SyncEngine: Sendable {
         return (parts.dropLast(2).joined(separator: "-"), number)
     }
 
-    /// Applies one batch and moves the cursor past it, in one transaction.
-    private func apply(_ batch: ChangeBatch, cursor: CloudCursor, link: CloudLinkState, isBusy: (ItemID) -> Bool) throws -> Int {
+    /// Applies one batch and moves the cursor past it, in one transaction. A change of an item
+    /// that a program holds is held back; an item taken up during the transaction gets the
+    /// change, and its save merges with it (the save knows what its bytes were read from).
+    private func apply(_ batch: ChangeBatch, cursor: CloudCursor, link: CloudLinkState) throws -> Int {
         let encodedCursor = try CloudCoding.encoder.encode(cursor)
         var plainChanges: [String] = []
+        let busy = batch.device == link.device ? [] : itemsInUse()
         let applied = try store.write(as: ChangeOrigin(.sync, device: deviceName(batch.device))) { writer in
             var count = 0
             if batch.device != link.device {
@@ -249,7 +270,7 @@ public final class SyncEngine: Sendable {
                             plainChanges.append(change.path)
                         }
                         count += 1
-                    } else if try isBusy(change.itemID) || writer.hasDeferredChanges(of: change.itemID) {
+                    } else if try busy.contains(change.itemID) || writer.hasDeferredChanges(of: change.itemID) {
                         try writer.deferChange(try CloudCoding.encoder.encode(change), of: change.itemID)
                     } else {
                         try applier.apply(change)
@@ -293,12 +314,12 @@ public final class SyncEngine: Sendable {
     }
 
     private func applyDeferred(_ link: CloudLinkState) throws -> Int {
-        let isBusy = busyCheck.withLock { $0 }
+        let busy = itemsInUse()
         return try store.write { writer in
             var stillBusy = Set<ItemID>()
             var applied = 0
             for deferred in try writer.deferredChanges() {
-                guard !stillBusy.contains(deferred.item), !isBusy(deferred.item) else {
+                guard !stillBusy.contains(deferred.item), !busy.contains(deferred.item) else {
                     stillBusy.insert(deferred.item)
                     continue
                 }

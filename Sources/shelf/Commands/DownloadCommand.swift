@@ -70,13 +70,13 @@ struct EvictCommand: ParsableCommand {
     func run() throws {
         let (store, engine) = try DownloadControl.open(library)
         let mounts = ShelfMounts.mountpoints(ofLibrary: store.folder)
-        engine.considerBusy { id in
-            guard let path = try? store.summary(id: id)?.path else { return false }
-            return mounts.contains { KernelFileLocks.isLocked($0 + "/" + path) }
+        let records = try items.map { try store.record(named: $0) }
+        engine.considerBusy {
+            Set(records.filter { record in mounts.contains { KernelFileLocks.isLocked($0 + "/" + record.path) } }
+                .map(\.item.id))
         }
         var refused: [String] = []
-        for item in items {
-            let record = try store.record(named: item)
+        for record in records {
             do {
                 try engine.evict(record.item.id)
             } catch let error as EvictError {

@@ -1,11 +1,11 @@
 import Foundation
-import ShelfMarkdown
 import ShelfModel
 
 /// Three-way merge of an item file's bytes: what sync does when two devices edited one item
-/// concurrently. Frontmatter merges per top-level key, the body by lines (diff3), and two
-/// sides that each added lines at the same place — two passages appended to a book — keep
-/// both, older side first. Untouched parts keep their exact bytes: nothing is re-rendered.
+/// concurrently, and what a save does when its bytes were read before a change from elsewhere.
+/// Frontmatter merges per top-level key, the body by lines (diff3), and two sides that each
+/// added lines at the same place — two passages appended to a book — keep both, older side
+/// first. Untouched parts keep their exact bytes: nothing is re-rendered.
 ///
 /// Anything it cannot decide (both sides changed one key or one stretch of lines differently,
 /// bytes that are not UTF-8, a result that would not parse) is a `.conflict`, which sync turns
@@ -41,6 +41,16 @@ public enum ItemMerge {
             return .conflict
         }
         return .merged(Data(merged.utf8))
+    }
+
+    /// How many lines differ between `from` and `to` (replaced, added or removed); nil when
+    /// either is not UTF-8 or they are too large to compare line by line.
+    public static func changedLines(from: Data, to: Data) -> Int? {
+        if from == to { return 0 }
+        guard let fromText = String(validating: from, as: UTF8.self),
+              let toText = String(validating: to, as: UTF8.self),
+              let hunks = hunks(from: SplitFile.lines(fromText), to: SplitFile.lines(toText)) else { return nil }
+        return hunks.reduce(0) { $0 + max($1.end - $1.start, $1.lines.count) }
     }
 
     private static func parses(_ text: String, kind: ItemKind) -> Bool {

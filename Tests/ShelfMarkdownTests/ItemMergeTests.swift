@@ -2,7 +2,7 @@ import Foundation
 import ShelfModel
 import Testing
 import TestSupport
-@testable import ShelfSync
+@testable import ShelfMarkdown
 
 @Suite struct ItemMergeTests {
     func merge(_ base: String, _ older: String, _ newer: String, kind: ItemKind = .note) -> String? {
