@@ -13,6 +13,8 @@ final class Dispatcher: @unchecked Sendable {
     let filesystem: any FuseOperations
     let notifier: Notifier
     let closeWatcher: CloseWatcher
+    /// Logs requests that wait too long for their answer.
+    let requestWatch: RequestWatch
     /// Set right after `fuse_session_new`; used by the notifier's sink.
     var session: OpaquePointer?
     /// Set once mounted; the close watcher watches folders below it.
@@ -22,6 +24,7 @@ final class Dispatcher: @unchecked Sendable {
         self.filesystem = filesystem
         self.notifier = notifier
         self.closeWatcher = closeWatcher
+        requestWatch = RequestWatch { [filesystem] in filesystem.describe(Inode($0)) }
     }
 
     static func from(_ request: fuse_req_t?) -> Dispatcher {
@@ -86,41 +89,45 @@ final class Dispatcher: @unchecked Sendable {
 
 // MARK: - Replies
 
-/// A reply for `request` whose success is sent by `send` and whose failure by `fuse_reply_err`.
-private func makeReply<Success>(_ request: fuse_req_t?, _ operation: StaticString,
+/// A reply for `request` (about `inode`) whose success is sent by `send` and whose failure by
+/// `fuse_reply_err`; the request is watched until then.
+private func makeReply<Success>(_ request: fuse_req_t?, _ operation: StaticString, _ inode: fuse_ino_t,
                                 send: @escaping (fuse_req_t?, Success) -> Void) -> Reply<Success> {
-    Reply(operation: operation, request: request) { result in
+    let watch = Dispatcher.from(request).requestWatch
+    let ticket = watch.arrived(operation, inode: inode)
+    return Reply(operation: operation, request: request) { result in
         switch result {
         case .success(let value): send(request, value)
         case .failure(let errno): fuse_reply_err(request, errno.code)
         }
+        watch.answered(ticket)
     }
 }
 
-private func entryReply(_ request: fuse_req_t?, _ operation: StaticString) -> EntryReply {
-    makeReply(request, operation) { request, entry in
+private func entryReply(_ request: fuse_req_t?, _ operation: StaticString, _ inode: fuse_ino_t) -> EntryReply {
+    makeReply(request, operation, inode) { request, entry in
         var parameters = fuse_entry_param(entry)
         fuse_reply_entry(request, &parameters)
     }
 }
 
-private func attributesReply(_ request: fuse_req_t?, _ operation: StaticString) -> AttributesReply {
-    makeReply(request, operation) { request, cached in
+private func attributesReply(_ request: fuse_req_t?, _ operation: StaticString, _ inode: fuse_ino_t) -> AttributesReply {
+    makeReply(request, operation, inode) { request, cached in
         var attributes = stat(cached.attributes)
         fuse_reply_attr(request, &attributes, cached.timeout.seconds)
     }
 }
 
-private func emptyReply(_ request: fuse_req_t?, _ operation: StaticString) -> EmptyReply {
-    makeReply(request, operation) { request, _ in fuse_reply_err(request, 0) }
+private func emptyReply(_ request: fuse_req_t?, _ operation: StaticString, _ inode: fuse_ino_t) -> EmptyReply {
+    makeReply(request, operation, inode) { request, _ in fuse_reply_err(request, 0) }
 }
 
 /// Open replies copy the request's `fuse_file_info`: the pointer is only valid during the
 /// callback, while the reply may be answered later.
 private func openReply(_ request: fuse_req_t?, _ info: UnsafeMutablePointer<fuse_file_info>?,
-                       _ operation: StaticString) -> OpenReply {
+                       _ operation: StaticString, _ inode: fuse_ino_t) -> OpenReply {
     var copy = info!.pointee
-    return makeReply(request, operation) { request, opened in
+    return makeReply(request, operation, inode) { request, opened in
         copy.set(opened)
         fuse_reply_open(request, &copy)
     }
@@ -136,8 +143,9 @@ private func bufferReply(_ request: fuse_req_t?, _ bytes: some Collection<UInt8>
 /// The extended-attribute size protocol: a size of 0 asks how big the value is, a value
 /// larger than the caller's buffer is `ERANGE`.
 private func extendedAttributeReply<Success>(_ request: fuse_req_t?, size: Int, _ operation: StaticString,
+                                             _ inode: fuse_ino_t,
                                              encode: @escaping (Success) -> [UInt8]) -> Reply<Success> {
-    makeReply(request, operation) { request, value in
+    makeReply(request, operation, inode) { request, value in
         let bytes = encode(value)
         if size == 0 {
             fuse_reply_xattr(request, bytes.count)
@@ -239,7 +247,7 @@ extension Dispatcher {
         }
         ops.lookup = { request, parent, name in
             operations(request).lookup(requestContext(request), parent: Inode(parent), name: string(name),
-                                       reply: entryReply(request, "lookup"))
+                                       reply: entryReply(request, "lookup", parent))
         }
         ops.forget = { request, inode, count in
             operations(request).forget(inode: Inode(inode), count: count)
@@ -254,98 +262,98 @@ extension Dispatcher {
         }
         ops.getattr = { request, inode, info in
             operations(request).getattr(requestContext(request), inode: Inode(inode), handle: info?.pointee.fh,
-                                        reply: attributesReply(request, "getattr"))
+                                        reply: attributesReply(request, "getattr", inode))
         }
         ops.setattr = { request, inode, attributes, mask, info in
             let changes = AttributeChanges(attributes!.pointee, mask: mask, handle: info?.pointee.fh)
             operations(request).setattr(requestContext(request), inode: Inode(inode), changes: changes,
-                                        reply: attributesReply(request, "setattr"))
+                                        reply: attributesReply(request, "setattr", inode))
         }
         ops.readlink = { request, inode in
             operations(request).readlink(requestContext(request), inode: Inode(inode),
-                                         reply: makeReply(request, "readlink") { fuse_reply_readlink($0, $1) })
+                                         reply: makeReply(request, "readlink", inode) { fuse_reply_readlink($0, $1) })
         }
         ops.mknod = { request, parent, name, mode, device in
             operations(request).mknod(requestContext(request), parent: Inode(parent), name: string(name),
-                                      mode: mode, device: UInt64(device), reply: entryReply(request, "mknod"))
+                                      mode: mode, device: UInt64(device), reply: entryReply(request, "mknod", parent))
         }
         ops.mkdir = { request, parent, name, mode in
             operations(request).mkdir(requestContext(request), parent: Inode(parent), name: string(name),
-                                      mode: mode, reply: entryReply(request, "mkdir"))
+                                      mode: mode, reply: entryReply(request, "mkdir", parent))
         }
         ops.unlink = { request, parent, name in
             operations(request).unlink(requestContext(request), parent: Inode(parent), name: string(name),
-                                       reply: emptyReply(request, "unlink"))
+                                       reply: emptyReply(request, "unlink", parent))
         }
         ops.rmdir = { request, parent, name in
             operations(request).rmdir(requestContext(request), parent: Inode(parent), name: string(name),
-                                      reply: emptyReply(request, "rmdir"))
+                                      reply: emptyReply(request, "rmdir", parent))
         }
         ops.symlink = { request, target, parent, name in
             operations(request).symlink(requestContext(request), parent: Inode(parent), name: string(name),
-                                        target: string(target), reply: entryReply(request, "symlink"))
+                                        target: string(target), reply: entryReply(request, "symlink", parent))
         }
         ops.rename = { request, parent, name, newParent, newName, flags in
             operations(request).rename(requestContext(request), parent: Inode(parent), name: string(name),
                                        newParent: Inode(newParent), newName: string(newName),
-                                       flags: RenameFlags(rawValue: flags), reply: emptyReply(request, "rename"))
+                                       flags: RenameFlags(rawValue: flags), reply: emptyReply(request, "rename", parent))
         }
         ops.link = { request, inode, newParent, newName in
             operations(request).link(requestContext(request), inode: Inode(inode), newParent: Inode(newParent),
-                                     newName: string(newName), reply: entryReply(request, "link"))
+                                     newName: string(newName), reply: entryReply(request, "link", inode))
         }
         ops.open = { request, inode, info in
             operations(request).open(requestContext(request), inode: Inode(inode), flags: openFlags(info),
-                                     reply: openReply(request, info, "open"))
+                                     reply: openReply(request, info, "open", inode))
         }
         ops.read = { request, inode, size, offset, info in
             operations(request).read(requestContext(request), inode: Inode(inode), handle: handle(info),
                                      offset: Int64(offset), size: size,
-                                     reply: makeReply(request, "read") { bufferReply($0, $1) })
+                                     reply: makeReply(request, "read", inode) { bufferReply($0, $1) })
         }
         ops.write = { request, inode, bytes, size, offset, info in
             let data = [UInt8](UnsafeRawBufferPointer(start: bytes, count: size))
             operations(request).write(requestContext(request), inode: Inode(inode), handle: handle(info),
                                       offset: Int64(offset), data: data, flags: openFlags(info),
-                                      reply: makeReply(request, "write") { fuse_reply_write($0, $1) })
+                                      reply: makeReply(request, "write", inode) { fuse_reply_write($0, $1) })
         }
         ops.flush = { request, inode, info in
             operations(request).flush(requestContext(request), inode: Inode(inode), handle: handle(info),
-                                      reply: emptyReply(request, "flush"))
+                                      reply: emptyReply(request, "flush", inode))
         }
         ops.release = { request, inode, info in
             operations(request).release(requestContext(request), inode: Inode(inode), handle: handle(info),
-                                        flags: openFlags(info), reply: emptyReply(request, "release"))
+                                        flags: openFlags(info), reply: emptyReply(request, "release", inode))
         }
         ops.fsync = { request, inode, dataOnly, info in
             operations(request).fsync(requestContext(request), inode: Inode(inode), handle: handle(info),
-                                      dataOnly: dataOnly != 0, reply: emptyReply(request, "fsync"))
+                                      dataOnly: dataOnly != 0, reply: emptyReply(request, "fsync", inode))
         }
         ops.opendir = { request, inode, info in
             operations(request).opendir(requestContext(request), inode: Inode(inode), flags: openFlags(info),
-                                        reply: openReply(request, info, "opendir"))
+                                        reply: openReply(request, info, "opendir", inode))
         }
         ops.readdir = { request, inode, size, offset, info in
             operations(request).readdir(requestContext(request), inode: Inode(inode), handle: handle(info),
                                         offset: Int64(offset), capacity: size,
-                                        reply: makeReply(request, "readdir") { bufferReply($0, $1.buffer.filled) })
+                                        reply: makeReply(request, "readdir", inode) { bufferReply($0, $1.buffer.filled) })
         }
         ops.readdirplus = { request, inode, size, offset, info in
             operations(request).readdirplus(requestContext(request), inode: Inode(inode), handle: handle(info),
                                             offset: Int64(offset), capacity: size,
-                                            reply: makeReply(request, "readdirplus") { bufferReply($0, $1.buffer.filled) })
+                                            reply: makeReply(request, "readdirplus", inode) { bufferReply($0, $1.buffer.filled) })
         }
         ops.releasedir = { request, inode, info in
             operations(request).releasedir(requestContext(request), inode: Inode(inode), handle: handle(info),
-                                           reply: emptyReply(request, "releasedir"))
+                                           reply: emptyReply(request, "releasedir", inode))
         }
         ops.fsyncdir = { request, inode, dataOnly, info in
             operations(request).fsyncdir(requestContext(request), inode: Inode(inode), handle: handle(info),
-                                         dataOnly: dataOnly != 0, reply: emptyReply(request, "fsyncdir"))
+                                         dataOnly: dataOnly != 0, reply: emptyReply(request, "fsyncdir", inode))
         }
         ops.statfs = { request, inode in
             operations(request).statfs(requestContext(request), inode: Inode(inode),
-                                       reply: makeReply(request, "statfs") { request, statistics in
+                                       reply: makeReply(request, "statfs", inode) { request, statistics in
                                            var raw = statvfs(statistics)
                                            fuse_reply_statfs(request, &raw)
                                        })
@@ -355,29 +363,29 @@ extension Dispatcher {
             let mode: ExtendedAttributeMode = flags & xattrCreate != 0 ? .createOnly
                 : flags & xattrReplace != 0 ? .replaceOnly : .any
             operations(request).setxattr(requestContext(request), inode: Inode(inode), name: string(name),
-                                         value: bytes, mode: mode, reply: emptyReply(request, "setxattr"))
+                                         value: bytes, mode: mode, reply: emptyReply(request, "setxattr", inode))
         }
         ops.getxattr = { request, inode, name, size in
             operations(request).getxattr(requestContext(request), inode: Inode(inode), name: string(name),
-                                         reply: extendedAttributeReply(request, size: size, "getxattr") { $0 })
+                                         reply: extendedAttributeReply(request, size: size, "getxattr", inode) { $0 })
         }
         ops.listxattr = { request, inode, size in
             operations(request).listxattr(requestContext(request), inode: Inode(inode),
-                                          reply: extendedAttributeReply(request, size: size, "listxattr") { names in
+                                          reply: extendedAttributeReply(request, size: size, "listxattr", inode) { names in
                                               names.flatMap { Array($0.utf8) + [0] }
                                           })
         }
         ops.removexattr = { request, inode, name in
             operations(request).removexattr(requestContext(request), inode: Inode(inode), name: string(name),
-                                            reply: emptyReply(request, "removexattr"))
+                                            reply: emptyReply(request, "removexattr", inode))
         }
         ops.access = { request, inode, mask in
             operations(request).access(requestContext(request), inode: Inode(inode), mask: mask,
-                                       reply: emptyReply(request, "access"))
+                                       reply: emptyReply(request, "access", inode))
         }
         ops.create = { request, parent, name, mode, info in
             var copy = info!.pointee
-            let reply: CreateReply = makeReply(request, "create") { request, created in
+            let reply: CreateReply = makeReply(request, "create", parent) { request, created in
                 var parameters = fuse_entry_param(created.entry)
                 copy.set(created.file)
                 fuse_reply_create(request, &parameters, &copy)
@@ -388,7 +396,7 @@ extension Dispatcher {
         ops.fallocate = { request, inode, mode, offset, length, info in
             operations(request).fallocate(requestContext(request), inode: Inode(inode), handle: handle(info),
                                           mode: mode, offset: Int64(offset), length: Int64(length),
-                                          reply: emptyReply(request, "fallocate"))
+                                          reply: emptyReply(request, "fallocate", inode))
         }
         return ops
     }()

@@ -59,6 +59,10 @@ public protocol FuseOperations: AnyObject, Sendable {
     /// Called once when the session ends (unmount or exit). Flush anything still pending.
     func destroy()
 
+    /// What `inode` stands for (a path), for the log line about a request that waits too long.
+    /// Called from FuseKit's watch thread; must not wait for anything a stuck request may hold.
+    func describe(_ inode: Inode) -> String?
+
     /// Resolves `name` in directory `parent`. Answer with an ``Entry`` (adds one lookup count)
     /// or ``Entry/negative(timeout:)``, or fail with `ENOENT`.
     func lookup(_ request: Request, parent: Inode, name: String, reply: EntryReply)
@@ -181,6 +185,7 @@ public protocol FuseOperations: AnyObject, Sendable {
 extension FuseOperations {
     public func initialize(_ connection: inout ConnectionInfo) {}
     public func destroy() {}
+    public func describe(_ inode: Inode) -> String? { nil }
     public func lookup(_ request: Request, parent: Inode, name: String, reply: EntryReply) {
         reply.fail(Errno.notImplemented)
     }

@@ -173,6 +173,8 @@ public final class FuseSession: @unchecked Sendable {
         hasRun = true
         let installedSignals = handlingSignals && fuse_set_signal_handlers(session) == 0
         if installedSignals { Self.unblockExitSignals() }
+        dispatcher.requestWatch.start()
+        defer { dispatcher.requestWatch.stop() }
         let result = cfuse_session_loop_mt(session, options.cloneDevice ? 1 : 0,
                                            UInt32(options.maximumIdleThreads),
                                            UInt32(options.maximumThreads))

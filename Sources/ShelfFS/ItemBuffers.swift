@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import FuseKit
+import ShelfStore
 
 /// The bytes of one item inode held in memory instead of read from the store: a program's
 /// writes that are not saved yet, or the version a replaced file showed, kept for the programs
@@ -82,6 +83,7 @@ final class ItemBuffer: Sendable {
     /// bytes are saved if no write came meanwhile, and otherwise stay unsaved on top of the
     /// version just committed (their journal entry says so) for the next save.
     func saveIfDirty(_ commit: (_ unsaved: Unsaved) throws -> Saved) throws {
+        assert(!LibraryStore.isWritingOnThisThread, "a save started inside a store transaction would wait for itself")
         try saveTurn.withLock { _ in
             let unsaved = state.withLock { state -> Unsaved? in
                 guard state.dirty, !state.detached else { return nil }

@@ -35,14 +35,24 @@ import Synchronization
 /// it (its inode is frozen at that version), so a reader never mixes two versions of a save.
 ///
 /// ## Parallelism and locks
-/// Each piece of state has its own short lock (item index, inode table, buffer table,
-/// descriptors), held for dictionary work only. Two locks are held across store calls: a buffer's
-/// own lock during its save (so no write interleaves with it), and `namespaceLock` during
-/// namespace changes (create, rename, unlink, folder changes, first saves of new item files) so
-/// two renames never interleave. Reads, writes and saves of existing items never take
-/// `namespaceLock`, so readers and writers of different files never queue behind one another.
-/// Lock order: `namespaceLock`, then a buffer, then the short locks; a namespace change saves the
-/// file it moves before it takes `namespaceLock`.
+/// The lock order, outermost first. A thread holding one may take only those below it:
+///
+/// 1. `namespaceLock` — namespace changes (create, rename, unlink, folder changes, first saves
+///    of new item files), so two renames never interleave. Held while waiting for the store.
+/// 2. An item buffer's save turn (``ItemBuffer``) — one save of a buffer at a time. Held while
+///    waiting for the store.
+/// 3. The store's writer (`LibraryStore.write`). Inside a transaction no mount lock above is
+///    ever taken, and nothing waits for the mount: sync asks which items are busy before its
+///    transaction (``busyItems()``). Debug builds assert both.
+/// 4. Short locks, each a leaf held for memory work only and never while waiting for anything:
+///    a buffer's state, the buffer table, item index, inode table, descriptors, served
+///    versions, recent saves, the kernel cache's queue.
+///
+/// Reads, writes and saves of existing items never take `namespaceLock`, so readers and
+/// writers of different files never queue behind one another; a namespace change saves the
+/// file it moves before it takes `namespaceLock`. A request that waits longer than a few
+/// seconds is logged with its operation and path (FuseKit's request watch), so a wedge names
+/// itself.
 ///
 /// ## Deadlocks
 /// No handler touches the mount itself or waits for the kernel: invalidations only queue on
@@ -348,6 +358,7 @@ final class ShelfFileSystem: Sendable {
     /// so sync asks it before its transactions. Never call it from a request handler: the first
     /// call asks the mount for its device.
     func busyItems() -> Set<ItemID> {
+        assert(!LibraryStore.isWritingOnThisThread, "sync must ask which items are busy before its transaction")
         var held = Set(saves.buffers.unsavedInodes())
         let device = mountDevice.withLock { device in
             if device == nil, let mountpoint = announcer.mountpoint { device = KernelFileLocks.device(of: mountpoint) }

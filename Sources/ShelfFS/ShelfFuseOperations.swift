@@ -106,6 +106,11 @@ public final class ShelfFuseOperations: FuseOperations {
         PlainFileArea.finishRemovals()
     }
 
+    /// The path an inode stands for, from the inode table and the index (short locks only).
+    public func describe(_ inode: Inode) -> String? {
+        fileSystem.inodes.key(of: inode.rawValue).flatMap { fileSystem.path(of: $0)?.rawValue }
+    }
+
     /// Blocks until every write received so far is saved in the store, or `timeout` passes;
     /// returns whether it was. (Saves follow a writer's close within milliseconds.)
     public func waitUntilSaved(timeout: Duration = .seconds(5)) -> Bool {

@@ -101,8 +101,15 @@ public final class LibraryStore: Sendable {
     /// `body`, read and write through the writer only: GRDB traps on a nested database access.
     /// `origin`: what the versions its writes make are recorded as (`shelf history`).
     public func write<T>(as origin: ChangeOrigin = .edit, _ body: (StoreWriter) throws -> T) throws -> T {
-        try translatingDatabaseErrors { try database.write { try body(StoreWriter(db: $0, origin: origin)) } }
+        try translatingDatabaseErrors {
+            try database.write { db in try TransactionMarker.inside { try body(StoreWriter(db: db, origin: origin)) } }
+        }
     }
+
+    /// Whether this thread is inside a write transaction. The mount's locks may be taken only
+    /// outside one (a transaction that waits for a mount lock can deadlock with a save that
+    /// waits for the store); debug builds check it where those locks are taken.
+    public static var isWritingOnThisThread: Bool { TransactionMarker.isInside }
 
     /// Rewrites the database file in order (SQLite's `VACUUM`), dropping free pages.
     ///
@@ -204,5 +211,23 @@ public final class LibraryStore: Sendable {
     /// Items in the trash, most recently trashed first.
     public func trashedItems() throws -> [TrashedItem] {
         try read { try $0.trashed() }
+    }
+}
+
+/// Marks the threads running a write transaction (``LibraryStore/isWritingOnThisThread``).
+private enum TransactionMarker {
+    private static let key: pthread_key_t = {
+        var key = pthread_key_t()
+        precondition(pthread_key_create(&key, nil) == 0, "no thread-specific key left for the transaction marker")
+        return key
+    }()
+
+    static var isInside: Bool { pthread_getspecific(key) != nil }
+
+    static func inside<T>(_ body: () throws -> T) rethrows -> T {
+        let outer = pthread_getspecific(key)
+        pthread_setspecific(key, UnsafeRawPointer(bitPattern: 1))
+        defer { pthread_setspecific(key, outer) }
+        return try body()
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 @testable import FuseKit
+import Synchronization
 import Testing
 
 /// FuseKit's request plumbing without a kernel: replies, errno mapping, the notifier queue and
@@ -148,5 +149,40 @@ extension Result {
     var failure: Failure? {
         if case .failure(let failure) = self { return failure }
         return nil
+    }
+}
+
+/// The request watch names requests that wait too long, once each, and within a line budget.
+struct RequestWatchTests {
+    final class Lines: Sendable {
+        let lines = Mutex<[String]>([])
+        func append(_ line: String) { lines.withLock { $0.append(line) } }
+        var all: [String] { lines.withLock { $0 } }
+    }
+
+    @Test func anOverdueRequestIsReportedOnceWithItsSubjectAndAgainWhenAnswered() {
+        let lines = Lines()
+        let watch = RequestWatch(threshold: .zero, describe: { $0 == 7 ? "Notes/Stuck.md" : nil }, report: lines.append)
+        let stuck = watch.arrived("read", inode: 7)
+        watch.reportOverdue()
+        watch.reportOverdue()
+        #expect(lines.all.count == 1)
+        #expect(lines.all.first?.hasPrefix("read of inode 7 (Notes/Stuck.md) has waited") == true, "\(lines.all)")
+        watch.answered(stuck)
+        #expect(lines.all.count == 2)
+        #expect(lines.all.last?.hasPrefix("read of inode 7 (Notes/Stuck.md) was answered after") == true, "\(lines.all)")
+
+        let quick = watch.arrived("getattr", inode: 8)
+        watch.answered(quick)
+        #expect(lines.all.count == 2, "a request answered before the watch looked is not reported")
+    }
+
+    @Test func aWedgedMountLogsAFewLinesNotOneAPerRequest() {
+        let lines = Lines()
+        let watch = RequestWatch(threshold: .zero, describe: { _ in nil }, report: lines.append)
+        for inode in 1...50 { _ = watch.arrived("lookup", inode: UInt64(inode)) }
+        watch.reportOverdue()
+        #expect(lines.all.count == 10, "\(lines.all.count) lines")
+        #expect(lines.all.allSatisfy { $0.hasPrefix("lookup of inode ") })
     }
 }

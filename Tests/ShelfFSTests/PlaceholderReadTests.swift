@@ -10,11 +10,17 @@ import ShelfStore
 final class StalledCloud: CloudBackend, @unchecked Sendable {
     private let base: FolderCloud
     private let gate = DispatchSemaphore(value: 0)
+    private let entered = DispatchSemaphore(value: 0)
 
     init(_ base: FolderCloud) { self.base = base }
 
     /// Lets every waiting and later download through.
     func release() { for _ in 0..<64 { gate.signal() } }
+
+    /// Waits until a download has reached the gate; false if none did within `timeout`.
+    func waitUntilADownloadWaits(timeout: Duration = .seconds(10)) -> Bool {
+        entered.wait(timeout: .now() + timeout.timeInterval) == .success
+    }
 
     var location: String { base.location }
     var changeFolders: [URL] { base.changeFolders }
@@ -40,6 +46,7 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
     func putContent(_ bytes: Data, hash: ContentHash) throws { try base.putContent(bytes, hash: hash) }
     func hasContent(_ hash: ContentHash) throws -> Bool { try base.hasContent(hash) }
     func content(_ hash: ContentHash) throws -> Data? {
+        entered.signal()
         gate.wait()
         gate.signal()
         return try base.content(hash)

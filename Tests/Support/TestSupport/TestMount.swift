@@ -236,7 +236,7 @@ private final class ResultBox<T: Sendable>: @unchecked Sendable {
 }
 
 extension Duration {
-    var timeInterval: Double {
+    public var timeInterval: Double {
         Double(components.seconds) + Double(components.attoseconds) / 1e18
     }
 }
