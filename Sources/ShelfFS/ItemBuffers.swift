@@ -40,6 +40,9 @@ final class ItemBuffer: Sendable {
         /// The inode of the item file a rename replaced with these bytes: it keeps showing what
         /// it showed to the programs still reading it, from before the save.
         var replacing: UInt64?
+        /// When a truncation emptied the bytes, if nothing was written since: an editor saving
+        /// in place truncates (`O_TRUNC`) and then writes.
+        var emptiedAt: Date?
     }
 
     let inode: UInt64
@@ -69,6 +72,12 @@ final class ItemBuffer: Sendable {
     }
 
     var isDirty: Bool { state.withLock { $0.dirty } }
+
+    /// Whether a truncation emptied the bytes less than `pause` ago and nothing was written
+    /// since: the write that usually follows is probably on its way.
+    func isAwaitingWrite(within pause: TimeInterval) -> Bool {
+        state.withLock { $0.emptiedAt.map { Date().timeIntervalSince($0) < pause } ?? false }
+    }
 
     /// The replaced item file whose bytes are to be kept before these are saved (once).
     func takeReplaced() -> UInt64? { state.withLock { $0.replacing.take() } }
@@ -187,6 +196,7 @@ final class ItemBuffers: Sendable {
                         state.bytes += [UInt8](repeating: 0, count: size - state.bytes.count)
                     }
                 }
+                if case .resize(0) = edit { state.emptiedAt = Date() } else { state.emptiedAt = nil }
                 state.dirty = true
                 state.generation &+= 1
                 state.modified = Date()

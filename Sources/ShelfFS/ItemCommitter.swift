@@ -45,6 +45,16 @@ struct ItemCommitter: Sendable {
         var merged: ItemRecord?
         /// For a save into an existing item: the bytes and version its file showed until now.
         var replaced: (version: Int64, content: Data)?
+        /// What a save whose changes overlap a change made elsewhere since it was read kept aside.
+        var keptAside: KeptAside?
+    }
+
+    /// The other side of a save that could not merge, kept as a conflict copy.
+    struct KeptAside {
+        var copy: String
+        /// The version the saved bytes were read from, and the one the item had changed to.
+        var readFrom: Int64
+        var changedTo: Int64
     }
 
     /// What a file brings besides its bytes when it is renamed over an item (rsync and `cp -p`
@@ -104,12 +114,9 @@ struct ItemCommitter: Sendable {
                       modified: Date, with writer: StoreWriter) throws -> Outcome {
         let saveOnTop = { try writer.saveFile(source, of: id, kind: kind, at: path.rawValue, basedOn: nil, modified: modified) }
         guard let current = try writer.file(id: id) else { return Outcome(record: try saveOnTop()) }
-        let merge: ItemMerge.Result
-        switch try readBase(of: source, id: id, current: current, among: readFrom, with: writer) {
-        case .current: return Outcome(record: try saveOnTop())
-        case .earlier(let base): merge = ItemMerge.merge(base: base, older: current.content, newer: source, kind: kind)
-        case .lost: merge = .conflict
-        }
+        let base = try readBase(of: source, id: id, current: current, among: readFrom, with: writer)
+        guard let base else { return Outcome(record: try saveOnTop()) }
+        let merge = base.bytes.map { ItemMerge.merge(base: $0, older: current.content, newer: source, kind: kind) } ?? .conflict
         switch merge {
         case .merged(let merged) where merged == source:
             return Outcome(record: try saveOnTop())
@@ -120,36 +127,41 @@ struct ItemCommitter: Sendable {
             }
             return Outcome(record: saved, merged: result)
         case .conflict:
+            var outcome = Outcome(record: try saveOnTop())
             if let other = try writer.record(id: id) {
-                _ = try writer.saveConflictCopy(other.content, kind: kind, beside: other.path, time: Date(), device: device)
+                let copy = try writer.saveConflictCopy(current.content, kind: kind, beside: other.path, time: Date(),
+                                                       device: device)
+                outcome.keptAside = .init(copy: copy.path, readFrom: base.version, changedTo: current.version)
             }
-            return Outcome(record: try saveOnTop())
+            return outcome
         }
     }
 
-    /// What a save's bytes were made from.
-    private enum ReadBase {
-        /// The item as it is now (or nothing says otherwise).
-        case current
-        /// An earlier version, these bytes.
-        case earlier(Data)
-        /// An earlier version no longer kept.
-        case lost
+    /// The version a save's bytes were read from, when it is an earlier one than the item's
+    /// current version; `bytes` nil when the history no longer keeps them.
+    private struct ReadBase {
+        var version: Int64
+        var bytes: Data?
     }
 
     /// Of the versions `source` may have been read from, the one it differs least from (the
-    /// newer on a tie; one no longer kept counts as the farthest).
+    /// newer on a tie); nil when that is the current version. A version older than the history
+    /// keeps counts as the farthest; one missing inside it was a placeholder's (its bytes were
+    /// never stored, and a fill made the next version of them) and is passed over.
     private func readBase(of source: Data, id: ItemID, current: (version: Int64, content: Data), among readFrom: [Int64],
-                          with writer: StoreWriter) throws -> ReadBase {
+                          with writer: StoreWriter) throws -> ReadBase? {
         let candidates = Set(readFrom).sorted(by: >)
-        guard candidates.contains(where: { $0 != current.version }) else { return .current }
-        var best: (version: Int64, content: Data?, distance: Int)?
+        guard candidates.contains(where: { $0 != current.version }) else { return nil }
+        // No version kept at all: every earlier one was a placeholder's, none was dropped.
+        let oldestKept = try writer.oldestKeptVersion(of: id) ?? .min
+        var best: (base: ReadBase, distance: Int)?
         for version in candidates {
-            let content = version == current.version ? current.content : try writer.file(id: id, version: version)
-            let distance = content.flatMap { ItemMerge.changedLines(from: $0, to: source) } ?? .max
-            if best == nil || distance < best!.distance { best = (version, content, distance) }
+            let bytes = version == current.version ? current.content : try writer.file(id: id, version: version)
+            guard bytes != nil || version < oldestKept else { continue }
+            let distance = bytes.flatMap { ItemMerge.changedLines(from: $0, to: source) } ?? .max
+            if best == nil || distance < best!.distance { best = (ReadBase(version: version, bytes: bytes), distance) }
         }
-        guard let best, best.version != current.version else { return .current }
-        return best.content.map { .earlier($0) } ?? .lost
+        guard let best, best.base.version != current.version else { return nil }
+        return best.base
     }
 }

@@ -96,10 +96,11 @@ final class ItemIndex: Sendable {
 
     /// What `stat` shows of each item now (nil for one no longer live), under one lock: a
     /// listing's attributes, read through its slots.
-    func shapes(_ slots: [Slot]) -> [(size: Int, modified: Date, permissions: UInt32, isPlaceholder: Bool)?] {
+    func shapes(_ slots: [Slot]) -> [(size: Int, modified: Date, permissions: UInt32, isPlaceholder: Bool, version: Int64)?] {
         state.withLock { _ in
             slots.map {
-                $0.isLive ? ($0.summary.size, $0.summary.modified, $0.summary.permissions, $0.summary.isPlaceholder) : nil
+                $0.isLive ? ($0.summary.size, $0.summary.modified, $0.summary.permissions, $0.summary.isPlaceholder,
+                             $0.summary.version) : nil
             }
         }
     }

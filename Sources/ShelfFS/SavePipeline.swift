@@ -21,7 +21,7 @@ final class SavePipeline: Sendable {
     let scheduler: SaveScheduler
     let recentSaves = RecentSaves()
     /// What readers were served of each item, which a save may have been made from.
-    let served = ServedVersions()
+    let served: ServedVersions
     private let committer: ItemCommitter
     private let store: LibraryStore
     private let index: ItemIndex
@@ -37,8 +37,9 @@ final class SavePipeline: Sendable {
     /// `journal`: the library's, already replayed (``replayJournal(of:logger:)``).
     init(store: LibraryStore, journal: SaveJournal, idleSaveDelay: TimeInterval, index: ItemIndex,
          inodes: InodeTable, plain: PlainFileArea, folders: ItemFolders, newItemFiles: NewItemFiles,
-         kernel: KernelCache, namespaceLock: NSLock, logger: Logger) {
+         kernel: KernelCache, served: ServedVersions, namespaceLock: NSLock, logger: Logger) {
         self.store = store
+        self.served = served
         committer = ItemCommitter(store: store)
         buffers = ItemBuffers(journal: journal)
         scheduler = SaveScheduler(idleDelay: idleSaveDelay)
@@ -133,9 +134,19 @@ final class SavePipeline: Sendable {
 
     var hasUnsavedWrites: Bool { buffers.hasUnsavedWrites }
 
+    /// How long a file a truncation emptied waits for the write that usually follows before a
+    /// background save takes it as it is.
+    static let truncationPause: TimeInterval = 0.5
+
     /// A save the scheduler started: nobody waits for it, so a failure is logged and retried
     /// (the writes stay in memory and in the journal meanwhile).
     private func saveInBackground(_ inode: UInt64) {
+        // A close reported late can fall between the next save's truncation and its write:
+        // saving the emptied file then would make a version nobody wrote.
+        if buffers.buffer(of: inode)?.isAwaitingWrite(within: Self.truncationPause) == true {
+            scheduler.soon(inode, after: Self.truncationPause)
+            return
+        }
         do {
             try save(inode)
         } catch {
@@ -188,10 +199,11 @@ final class SavePipeline: Sendable {
 
     /// Commits a plain file's bytes renamed onto an item path (an item coming back, a new item),
     /// with the file's times, mode and attributes.
+    /// `inode`: the renamed file's, which is the item's file from now on.
     func commitRenamed(_ bytes: [UInt8], at path: MountPath, into target: ItemCommitter.Target,
-                       carrying metadata: ItemCommitter.FileMetadata) throws -> ItemCommitter.Outcome {
+                       carrying metadata: ItemCommitter.FileMetadata, as inode: UInt64?) throws -> ItemCommitter.Outcome {
         let outcome = try committer.commit(bytes, at: path, into: target, modified: metadata.modified, carrying: metadata)
-        noteSaved(outcome.record)
+        noteSaved(outcome.record, through: inode)
         return outcome
     }
 
@@ -268,7 +280,10 @@ final class SavePipeline: Sendable {
     /// file when the save came through a replaced one. Writes that came after the saved bytes
     /// are saved on top of them.
     private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64) -> ItemBuffer.Saved {
-        noteSaved(outcome.record)
+        noteSaved(outcome.record, through: inode)
+        if let aside = outcome.keptAside {
+            logger.notice("\(outcome.record.path) was saved from version \(aside.readFrom), and changed elsewhere meanwhile (version \(aside.changedTo)) in the same lines: the save wins, and the other side is kept as \(aside.copy)")
+        }
         let id = outcome.record.item.id
         if let current = inodes.existingInode(for: .item(id)), current != inode {
             kernel.invalidate(.content(Inode(current)))
@@ -280,9 +295,9 @@ final class SavePipeline: Sendable {
     /// needs no invalidation), and the bytes are kept for the reads that follow. A merge on
     /// top of them reaches the index through the follower, like any change from elsewhere, which
     /// has the kernel drop the saved pages and tells watchers the file changed.
-    func noteSaved(_ record: ItemRecord) {
+    func noteSaved(_ record: ItemRecord, through inode: UInt64?) {
         index.put(ItemSummary(record))
         recentSaves.keep(record.item.id, version: record.version, content: record.content)
-        served.saved(record.item.id, version: record.version)
+        served.saved(record.item.id, version: record.version, through: inode, startsAgain: !record.content.isEmpty)
     }
 }

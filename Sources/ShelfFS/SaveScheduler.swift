@@ -42,9 +42,9 @@ final class SaveScheduler: @unchecked Sendable {
 
     /// `inode`'s writer may have closed it unseen: save it after a short pause, unless a write
     /// shows it is still being written (its close will then be seen).
-    func soon(_ inode: UInt64) {
+    func soon(_ inode: UInt64, after pause: TimeInterval = shortPause) {
         condition.withLock {
-            due[inode] = min(due[inode] ?? .distantFuture, Date().addingTimeInterval(Self.shortPause))
+            due[inode] = min(due[inode] ?? .distantFuture, Date().addingTimeInterval(pause))
             condition.broadcast()
         }
     }

@@ -256,7 +256,7 @@ extension ShelfFileSystem {
                 try folders.ensure(to.parent)
                 destination = .new(at: to)
             }
-            let outcome = try saves.commitRenamed(bytes, at: to, into: destination, carrying: metadata)
+            let outcome = try saves.commitRenamed(bytes, at: to, into: destination, carrying: metadata, as: tempInode)
             if let replacedInode, let file = outcome.replaced {
                 saves.buffers.freeze(replacedInode.inode, bytes: Array(file.content), version: file.version,
                                      modified: replacedInode.modified)

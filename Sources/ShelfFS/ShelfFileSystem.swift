@@ -99,16 +99,22 @@ final class ShelfFileSystem: Sendable {
         loadedSequence = try store.lastSequence()
         let summaries = try store.summaries()
         index = ItemIndex(summaries)
+        // Filling a placeholder makes a version of the bytes readers were served while it was
+        // being filled: a save made from them was read from that version.
+        let served = ServedVersions()
         downloads = PlaceholderDownloads(
             engine: sync.map { engine in .init(fetch: { try engine.fetch($0) }, fill: { try engine.fill($0) }) },
             timeout: downloadTimeout, filled: { [index] records in
-                for record in records { index.put(ItemSummary(record)) }
+                for record in records {
+                    index.put(ItemSummary(record))
+                    served.served(record.item.id, version: record.version)
+                }
             })
         statusFolder = StatusFolder(store: store, index: index, sync: sync)
         listings = FolderListings(index: index, inodes: inodes, plain: plain, folders: folders, newItemFiles: newItemFiles)
         saves = SavePipeline(store: store, journal: journal, idleSaveDelay: idleSaveDelay, index: index, inodes: inodes,
                              plain: plain, folders: folders, newItemFiles: newItemFiles, kernel: kernel,
-                             namespaceLock: namespaceLock, logger: logger)
+                             served: served, namespaceLock: namespaceLock, logger: logger)
         plain.removeLeftovers()
         let itemFolders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
             .union(summaries.map { MountPath($0.path).parent })
@@ -212,7 +218,10 @@ final class ShelfFileSystem: Sendable {
             return (shape.size, shape.modified,
                     shape.permissions ?? index.summary(id: id)?.permissions ?? ItemRecord.defaultPermissions)
         }
-        if let summary = index.summary(id: id) { return (summary.size, summary.modified, summary.permissions) }
+        if let summary = index.summary(id: id) {
+            saves.served.sized(inode, as: summary.version)
+            return (summary.size, summary.modified, summary.permissions)
+        }
         guard let file = try store.file(id: id) else { throw Errno.noEntry }
         return (file.content.count, Date(), ItemRecord.defaultPermissions)
     }
@@ -256,6 +265,7 @@ final class ShelfFileSystem: Sendable {
     func forget(_ inode: UInt64, count: UInt64) {
         guard inodes.forget(inode, count: count) else { return }
         descriptors.forget(inode)
+        saves.served.forget(inode)
         saves.buffers.releaseIfSaved(inode)
     }
 
@@ -324,10 +334,13 @@ final class ShelfFileSystem: Sendable {
         let held = saves.buffers.heldInodes()
         let nameOnly = itemsFreshInKernel(listed, except: held)
         var shapes = index.shapes(zip(listed, nameOnly).compactMap { $1 ? nil : $0.slot }).makeIterator()
+        var sized: [(inode: UInt64, version: Int64)] = []
+        defer { saves.served.sized(sized) }
         return zip(listed, nameOnly).map { listed, nameOnly in
             if nameOnly { return .nameOnly }
             let shape = listed.slot.flatMap { _ in shapes.next() ?? nil }
             if let shape, !held.contains(listed.inode) {
+                sized.append((listed.inode, shape.version))
                 var attributes = Self.fileAttributes(listed.inode, size: shape.size, modified: FileTime(shape.modified),
                                                      permissions: shape.permissions)
                 attributes.isOnlineOnly = shape.isPlaceholder
@@ -415,11 +428,18 @@ final class ShelfFileSystem: Sendable {
                 if let version = index.version(of: id) { saves.served.served(id, version: version) }
                 return Self.slice(content, offset: offset, size: size)
             }
-            if let version = index.version(of: id), let content = saves.recentSaves.content(of: id, version: version) {
+            // The version whose size the kernel holds: it cuts the read there until the change
+            // follower's invalidation reaches it.
+            let sized = saves.served.sizedVersion(of: inode)
+            if let version = sized ?? index.version(of: id), let content = saves.recentSaves.content(of: id, version: version) {
                 saves.served.served(id, version: version)
                 return Self.slice(content, offset: offset, size: size)
             }
             guard let file = try store.file(id: id) else { throw Errno.noEntry }
+            if let sized, sized != file.version, let content = try store.file(id: id, version: sized) {
+                saves.served.served(id, version: sized)
+                return Self.slice(content, offset: offset, size: size)
+            }
             // Evicted elsewhere (`shelf evict`) and not in the index yet: its bytes are the cloud's.
             if file.content.count != index.summary(id: id)?.size, try store.downloadState(of: id) != nil {
                 throw PlaceholderDownloads.NotHere(id: id)

@@ -33,6 +33,7 @@ public final class ShelfFuseOperations: FuseOperations {
                                          downloadTimeout: downloadTimeout)
         syncEngine = sync
         sync?.considerBusy { [fileSystem] in fileSystem.busyItems() }
+        sync?.fillFetchedFirst { [fileSystem] in try fileSystem.downloads.fillPending() }
         sync?.evictByLastRead { [fileSystem] in fileSystem.lastReads.withLock { $0 } }
         sync?.reportPlainFileChanges { [fileSystem] in fileSystem.plainFileChangedElsewhere(MountPath($0)) }
         follower = ChangeFollower(fileSystem: fileSystem, after: fileSystem.loadedSequence)

@@ -26,6 +26,12 @@ enum ItemHistory {
             """).execute(arguments: [id.rawValue, id.rawValue])
     }
 
+    /// The oldest version of `id` whose bytes are kept; nil when none is.
+    static func oldestKeptVersion(of id: ItemID, in db: Database) throws -> Int64? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT MIN(version) FROM item_history WHERE item_id = ?"),
+                           arguments: [id.rawValue])
+    }
+
     /// The kept versions of `id`, newest first.
     static func versions(of id: ItemID, in db: Database) throws -> [ItemVersion] {
         try Row.fetchAll(db, sql: """

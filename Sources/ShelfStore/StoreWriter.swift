@@ -64,6 +64,8 @@ public struct StoreWriter {
     public func file(id: ItemID) throws -> (version: Int64, content: Data)? { try queries.file(id: id) }
     /// The bytes item `id`'s file showed at `version`; nil if that version is no longer kept.
     public func file(id: ItemID, version: Int64) throws -> Data? { try queries.file(id: id, version: version) }
+    /// The oldest version of item `id` whose bytes the history keeps (older ones were dropped).
+    public func oldestKeptVersion(of id: ItemID) throws -> Int64? { try ItemHistory.oldestKeptVersion(of: id, in: db) }
     /// The live book imported from `sourceID`, if any.
     public func bookID(sourceID: String) throws -> ItemID? { try queries.liveBookID(sourceID: sourceID) }
 

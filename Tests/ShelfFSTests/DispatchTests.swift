@@ -263,10 +263,14 @@ import ShelfStore
     }
 
     /// Polls the feed and returns what was sent to the kernel because of it.
+    /// The follower's invalidations; like the kernel, the next access of an inode whose cached
+    /// copy was dropped asks for its attributes again.
     private func poll() throws -> [Notifier.Invalidation] {
         try follower.poll()
         #expect(notifier.waitUntilIdle())
-        return sent.take()
+        let invalidations = sent.take()
+        for case .content(let inode) in invalidations { _ = try? fs.cachedAttributes(of: inode.rawValue) }
+        return invalidations
     }
 
     private func changeElsewhere(_ content: String) throws {

@@ -272,10 +272,23 @@ struct ChangeApplier {
     /// device that met the same edits another way (rebasing its own edit onto them) keeps the
     /// same loser aside under the same id, and the copies meet in the cloud as one item.
     private func keepConflictCopy(_ bytes: Data, of older: CloudChange, against newer: CloudChange) throws {
+        let older = try author(of: older)
         let copyID = Self.asideID(of: older)
         guard try writer.storedItem(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
         _ = try writer.saveConflictCopy(bytes, id: copyID, kind: kind, beside: newer.path, time: older.time,
                                         device: deviceName(older.device), tag: Self.asideTag(copyID))
+    }
+
+    /// The edit whose bytes `change` carries: a derived merge that merged no bytes carries the
+    /// bytes of one of its heads, and the copy is that head's. Devices that met the same
+    /// concurrent edits in different subsets fold them differently, but a loser's copy is then
+    /// one item everywhere.
+    private func author(of change: CloudChange) throws -> CloudChange {
+        guard change.id.contains("~") else { return change }
+        for id in CloudChange.edits(in: change.id).reversed() {
+            if let head = try known(id), head.hash == change.hash { return head }
+        }
+        return change
     }
 
     // MARK: Local edits

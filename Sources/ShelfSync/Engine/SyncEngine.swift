@@ -23,6 +23,9 @@ public final class SyncEngine: Sendable {
     /// from the cloud wait until they let go. Asked before each store transaction, never inside
     /// one, so a transaction never waits for the mount (whose saves wait for the store).
     let busyItems = Mutex<@Sendable () -> Set<ItemID>>({ [] })
+    /// Puts in place the bytes the mount fetched for readers of placeholders and has not stored
+    /// yet, so a change from the cloud lands on the item they read, not on its placeholder.
+    let fillFetched = Mutex<@Sendable () throws -> Void>({})
     /// Downloads and uploads since this engine started, for the status.
     let counts = Counts()
     final class Counts: Sendable {
@@ -54,6 +57,12 @@ public final class SyncEngine: Sendable {
     /// What programs hold now (see ``considerBusy(_:)``); never called inside a transaction.
     func itemsInUse() -> Set<ItemID> {
         busyItems.withLock { $0 }()
+    }
+
+    /// Has the mount store the bytes it fetched for readers before changes are applied over
+    /// them (see ``fillFetched``). `fill` must not be called inside a transaction.
+    public func fillFetchedFirst(_ fill: @escaping @Sendable () throws -> Void) {
+        fillFetched.withLock { $0 = fill }
     }
 
     /// Makes the cache budget evict the items `lastRead` says were read longest ago first.
@@ -257,6 +266,7 @@ public final class SyncEngine: Sendable {
     private func apply(_ batch: ChangeBatch, cursor: CloudCursor, link: CloudLinkState) throws -> Int {
         let encodedCursor = try CloudCoding.encoder.encode(cursor)
         var plainChanges: [String] = []
+        if batch.device != link.device { try fillFetched.withLock { $0 }() }
         let busy = batch.device == link.device ? [] : itemsInUse()
         let applied = try store.write(as: ChangeOrigin(.sync, device: deviceName(batch.device))) { writer in
             var count = 0

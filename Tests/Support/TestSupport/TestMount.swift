@@ -135,6 +135,18 @@ public final class TestMount: @unchecked Sendable {
     /// Runs `body` on its own thread and waits at most `timeout` for it; if it hangs, the
     /// connection is aborted (the stuck call fails with `ENOTCONN`) and this throws.
     public func perform<T: Sendable>(timeout: Duration = .seconds(10), _ body: @escaping @Sendable () throws -> T) throws -> T {
+        try Self.perform(timeout: timeout, onTimeout: abortConnection, body)
+    }
+
+    /// ``perform(timeout:_:)`` for the FUSE mount at `mountpoint` whoever serves it (a `shelf
+    /// mount` daemon too): a file operation there that hangs fails the test instead of hanging it.
+    public static func perform<T: Sendable>(on mountpoint: String, timeout: Duration = .seconds(10),
+                                            _ body: @escaping @Sendable () throws -> T) throws -> T {
+        try perform(timeout: timeout, onTimeout: { abortConnection(of: mountpoint, connection: nil) }, body)
+    }
+
+    private static func perform<T: Sendable>(timeout: Duration, onTimeout: () -> Void,
+                                             _ body: @escaping @Sendable () throws -> T) throws -> T {
         let done = DispatchSemaphore(value: 0)
         let box = ResultBox<T>()
         let thread = Thread {
@@ -143,7 +155,7 @@ public final class TestMount: @unchecked Sendable {
         }
         thread.start()
         guard done.wait(timeout: .now() + timeout.timeInterval) == .success else {
-            abortConnection()
+            onTimeout()
             throw TestMountError.timedOut("in-process file operation", after: timeout)
         }
         return try box.get()
@@ -180,9 +192,14 @@ public final class TestMount: @unchecked Sendable {
     /// and the serving loop ends.
     public func abortConnection() {
         connectionLock.lock()
-        let connection = self.connection ?? MountTable.mount(at: mountpoint)?.deviceMinor
+        let connection = self.connection
         connectionLock.unlock()
-        guard let connection else { return }
+        Self.abortConnection(of: mountpoint, connection: connection)
+    }
+
+    /// Severs the connection of the FUSE mount at `mountpoint` (its number, if known).
+    private static func abortConnection(of mountpoint: String, connection: Int?) {
+        guard let connection = connection ?? MountTable.mount(at: mountpoint)?.deviceMinor else { return }
         let path = "/sys/fs/fuse/connections/\(connection)/abort"
         try? "1".write(toFile: path, atomically: false, encoding: .utf8)
     }

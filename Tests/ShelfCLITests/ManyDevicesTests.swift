@@ -1,0 +1,176 @@
+import Foundation
+import Synchronization
+import Testing
+import TestSupport
+
+/// Eight devices, each its own library and `shelf mount` daemon syncing through one cloud, all
+/// editing at once from threads of their own, the way people with several machines and
+/// editors do: every edit is read-modify-write of a whole file through the device's mount,
+/// as every editor saves. Nothing may hang, every device must end with the same files, and no
+/// edit may be lost.
+@Suite(.serialized) struct ManyDevicesTests {
+    enum Cloud: String, CaseIterable { case folder, postgres }
+
+    static let deviceCount = 8
+    static let notes = ["Notes/Shared 0.md", "Notes/Shared 1.md", "Notes/Shared 2.md"]
+    /// Each device owns one paragraph of every shared note (paragraphs apart, as in any note
+    /// several people keep).
+    static func paragraph(_ device: Int, _ text: String) -> String { "d\(device): \(text)" }
+    static var startingText: String {
+        (0..<deviceCount).map { paragraph($0, "start") }.joined(separator: "\n\n") + "\n"
+    }
+
+    /// A device: its CLI (library, config) and where it is mounted.
+    struct Device: Sendable {
+        let number: Int
+        let mountpoint: String
+
+        /// Reads `path` through the mount, with a deadline.
+        func read(_ path: String) throws -> String {
+            let file = mountpoint + "/" + path
+            return try TestMount.perform(on: mountpoint) { try String(contentsOfFile: file, encoding: .utf8) }
+        }
+
+        /// Writes `text` to `path` as an editor saves: in place (`O_TRUNC`, then write), or
+        /// through a temp file renamed over it (vim's default, VS Code).
+        func write(_ text: String, to path: String, atomically: Bool) throws {
+            let file = mountpoint + "/" + path
+            try TestMount.perform(on: mountpoint) { try Data(text.utf8).write(to: URL(fileURLWithPath: file), options: atomically ? .atomic : []) }
+        }
+
+        /// Rewrites this device's paragraph of `path` to `text` (read, change, write back).
+        func rewriteOwnParagraph(of path: String, to text: String, atomically: Bool) throws {
+            let lines = try read(path).split(separator: "\n", omittingEmptySubsequences: false).map { line in
+                line.hasPrefix("d\(number): ") ? Substring(ManyDevicesTests.paragraph(number, text)) : line
+            }
+            try write(lines.joined(separator: "\n"), to: path, atomically: atomically)
+        }
+
+        /// The names in `Notes/`, with a deadline.
+        func notes() throws -> [String] {
+            let folder = mountpoint + "/Notes"
+            return try TestMount.perform(on: mountpoint) { try FileManager.default.contentsOfDirectory(atPath: folder).sorted() }
+        }
+
+        /// Every file of `Notes/` and its bytes.
+        func snapshot() throws -> [String: String] {
+            var files: [String: String] = [:]
+            for name in try notes() { files[name] = try read("Notes/" + name) }
+            return files
+        }
+    }
+
+    /// The text of each device's last edit of each note.
+    final class LastEdits: Sendable {
+        let edits = Mutex<[String: [Int: String]]>([:])
+    }
+
+    /// 25 rewrites of `device`'s own paragraph of a shared note picked at random (seeded by
+    /// the device), at the pace of someone typing.
+    static func editOwnParagraphs(on device: Device, noting lastEdits: LastEdits) throws {
+        var random = SeededGenerator(seed: UInt64(device.number + 1))
+        for round in 1...25 {
+            let path = notes[Int.random(in: 0..<notes.count, using: &random)]
+            let text = "edit \(round)"
+            try device.rewriteOwnParagraph(of: path, to: text, atomically: device.number % 2 == 1)
+            lastEdits.edits.withLock { $0[path, default: [:]][device.number] = text }
+            Thread.sleep(forTimeInterval: Double.random(in: 0.05...0.3, using: &random))
+        }
+    }
+
+    /// Eight devices linked to one new cloud of `kind`, each mounted (taken down whatever
+    /// happens); device 0 brought the shared notes.
+    func withDevices(_ kind: Cloud, _ body: ([Device]) throws -> Void) throws {
+        let clis = try (0..<Self.deviceCount).map { _ in try ShelfCLI() }
+        let vault = clis[0].scratch.appendingPathComponent("vault/Notes")
+        try FileManager.default.createDirectory(at: vault, withIntermediateDirectories: true)
+        for path in Self.notes {
+            try Data(Self.startingText.utf8).write(to: vault.appendingPathComponent(String(path.dropFirst("Notes/".count))))
+        }
+        let address: String
+        switch kind {
+        case .folder:
+            address = clis[0].scratch.appendingPathComponent("cloud").path
+        case .postgres:
+            let postgres = PostgresCloudCommandTests()
+            let (url, password) = try postgres.makeCloud(with: clis[0])
+            for cli in clis { try postgres.storePassword(password, of: url, for: cli) }
+            address = url
+        }
+        for (number, cli) in clis.enumerated() {
+            try #require(try cli.run("init", cli.library.path).status == 0)
+            if number == 0 { try #require(try cli.run("import", vault.deletingLastPathComponent().path).status == 0) }
+            let linked = try cli.run("cloud", "link", address, "--device", "d\(number)")
+            try #require(linked.status == 0, "\(linked)")
+        }
+        try mountAll(clis[...], mounted: [], body)
+    }
+
+    private func mountAll(_ clis: ArraySlice<ShelfCLI>, mounted: [Device], _ body: ([Device]) throws -> Void) throws {
+        guard let cli = clis.first else { return try body(mounted) }
+        try cli.withMount { mountpoint in
+            try mountAll(clis.dropFirst(), mounted: mounted + [Device(number: mounted.count, mountpoint: mountpoint)], body)
+        }
+    }
+
+    /// Waits until every device shows the same `Notes/` and `accept` holds for it; the last
+    /// snapshots are returned either way, for the checks to describe.
+    func converge(_ devices: [Device], within deadline: Duration = .seconds(60),
+                  accept: ([String: String]) -> Bool) throws -> (converged: Bool, snapshots: [[String: String]]) {
+        var snapshots: [[String: String]] = []
+        let converged = try eventually(within: deadline) {
+            snapshots = try devices.map { try $0.snapshot() }
+            return Set(snapshots).count == 1 && accept(snapshots[0])
+        }
+        return (converged, snapshots)
+    }
+
+    @Test(arguments: Cloud.allCases)
+    func eightDevicesEditingAtOnceConvergeWithEveryEditAndOneCopyPerLoser(cloud: Cloud) throws {
+        try withDevices(cloud) { try editAtOnceThenContest($0) }
+    }
+
+    func editAtOnceThenContest(_ devices: [Device]) throws {
+        #expect(try converge(devices) { $0.count == Self.notes.count }.converged, "every device has the shared notes")
+
+        // Everyone edits their own paragraph of the shared notes, from their own thread.
+        let lastEdits = LastEdits()
+        let editors = devices.map { device in
+            ProbedThread("device \(device.number)") { try Self.editOwnParagraphs(on: device, noting: lastEdits) }
+        }
+        for editor in editors { try editor.finish(within: .seconds(120)) }
+        let expected = lastEdits.edits.withLock { $0 }
+        let (converged, snapshots) = try converge(devices) { files in
+            expected.allSatisfy { path, edits in
+                let text = files[String(path.dropFirst("Notes/".count))] ?? ""
+                return edits.allSatisfy { text.contains(Self.paragraph($0.key, $0.value) + "\n") }
+            }
+        }
+        #expect(converged, "every device shows the same notes, each with every device's last edit: \(snapshots.first ?? [:])")
+        #expect(snapshots.first?.keys.sorted() == Self.notes.map { String($0.dropFirst("Notes/".count)) }.sorted(),
+                "edits that merge leave no conflict copy")
+
+        // A contested round: every device rewrites the same paragraph of one note, one after
+        // the other, all from what they read before anyone wrote. The last word wins; every
+        // other device's word is kept once, as a conflict copy.
+        let contested = Self.notes[0]
+        let read = try devices.map { try $0.read(contested) }
+        for (device, text) in zip(devices, read) {
+            let rewritten = text.replacingOccurrences(of: #"(?m)^d0: .*$"#, with: "d0: contested by d\(device.number)",
+                                                     options: .regularExpression)
+            try device.write(rewritten, to: contested, atomically: device.number % 2 == 1)
+        }
+        let winner = "d0: contested by d\(Self.deviceCount - 1)\n"
+        let (settled, final) = try converge(devices) { files in
+            files[String(contested.dropFirst("Notes/".count))]?.contains(winner) == true
+                && files.keys.filter { $0.contains("(conflict") }.count >= Self.deviceCount - 1
+        }
+        #expect(settled, "the newest edit wins everywhere: \(final.first ?? [:])")
+        let copies = (final.first ?? [:]).filter { $0.key.contains("(conflict") }
+        let losers = copies.values.compactMap { text in
+            text.split(separator: "\n").first { $0.hasPrefix("d0: contested by d") }.map(String.init)
+        }
+        #expect(copies.count == Self.deviceCount - 1, "one copy per losing device: \(copies.sorted { $0.key < $1.key })")
+        #expect(Set(losers) == Set((0..<(Self.deviceCount - 1)).map { "d0: contested by d\($0)" }), "\(losers.sorted())")
+    }
+}
