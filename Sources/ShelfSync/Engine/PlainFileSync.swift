@@ -108,7 +108,8 @@ struct PlainFileSync {
     func state(of path: String, known: CloudChange?) -> ItemState? {
         var info = stat()
         guard lstat(real(path), &info) == 0 else { return nil }
-        let permissions = UInt32(info.st_mode) & 0o7777
+        // Permission bits only: a cloud refuses setuid, setgid and sticky (CloudInputRules).
+        let permissions = UInt32(info.st_mode) & 0o777
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
             return ItemState(operation: .put, kind: Self.folderKind, path: path, hash: ContentHash(of: Data()), size: 0,
