@@ -20,7 +20,9 @@ import ShelfStore
 /// acknowledgements and snapshots, and logs every device has read once a snapshot covers them.
 /// Names that are not Shelf's (`desktop.ini`, `.DS_Store`, `.stfolder`, a sync tool's
 /// `… (conflicted copy).json` or `.sync-conflict-…`) are ignored: a conflict copy of a file
-/// written once can only repeat it.
+/// written once can only repeat it. Anyone who can write to the folder can put files there, so
+/// no file is read whole past its bound (``CloudInputRules``), and only device ids Shelf makes
+/// name folders.
 public struct FolderCloud: CloudBackend {
     public let folder: URL
     public var location: String { folder.path }

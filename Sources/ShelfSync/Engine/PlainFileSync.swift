@@ -93,7 +93,10 @@ struct PlainFileSync {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: real(folder))) ?? []
             for name in names where !name.hasPrefix(AtomicFile.temporaryPrefix) {
                 let path = folder.isEmpty ? name : folder + "/" + name
-                guard !ignore.excludes(path), let state = state(of: path, known: known[path]) else { continue }
+                // A name other devices would refuse (a control character in it) stays here:
+                // sent, it would hold back every later batch of this device everywhere.
+                guard !ignore.excludes(path), (try? ItemPath.checkComponents(of: path)) != nil,
+                      let state = state(of: path, known: known[path]) else { continue }
                 states[path] = state
                 if state.kind == Self.folderKind { pending.append(path) }
             }
