@@ -93,6 +93,28 @@ import TestSupport
         #expect(try b.store.summaries().allSatisfy { (try? ItemPath.validate($0.path)) != nil })
     }
 
+    /// A snapshot with a hostile change is not started from: a new device reads nothing past
+    /// it and says why, until a good device writes a newer one.
+    @Test(arguments: CloudKind.allCases)
+    func aHostileSnapshotIsNotStartedFrom(cloud kind: CloudKind) throws {
+        let devices = try Devices(cloud: kind)
+        let (a, b, evil) = try Self.twoAndEvil(devices)
+        try a.write("Notes/Good.md", "kept the rules\n")
+        try devices.settle(a, b)
+        let hash = ContentHash(of: Data())
+        let change = CloudChange(id: "\(evil.id)-1-0", item: UUID().uuidString.lowercased(), base: nil, device: evil.id,
+                                 time: Date(), operation: .put, kind: "note", path: Self.pathCases[0].path, title: "Pwned",
+                                 hash: hash, size: 0, modified: Date(), permissions: 0o600, attributes: [:])
+        try devices.cloud(for: "evil").putSnapshot(CloudSnapshot(device: evil.id, number: 1, cursor: CloudCursor(positions: [evil.id: 1_000_000]),
+                                                                 changes: [change], history: []))
+
+        let c = try devices.device("c")
+        try c.sync()
+        let waiting = try #require(try c.engine.status()?.waiting)
+        #expect(waiting.contains("snapshot, of device evil, is refused") && waiting.contains("shelf cloud compact"), "\(waiting)")
+        #expect(try c.store.summaries().isEmpty)
+    }
+
     // MARK: Building blocks
 
     private func checkHeldBack(_ hostile: Case, cloud kind: CloudKind) throws {
