@@ -29,7 +29,8 @@ let package = Package(
         /// What every test target shares, once: temporary folders, polling with a deadline,
         /// commands with deadlines, and the real-mount harness (temp mountpoints, deadlines on
         /// every file operation, unmounting that always happens, records for scripts/test).
-        .target(name: "TestSupport", dependencies: ["FuseKit"], path: "Tests/Support/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["FuseKit", .product(name: "GRDB", package: "GRDB.swift")],
+                path: "Tests/Support/TestSupport"),
         .target(name: "ShelfModel"),
         .target(name: "ShelfMarkdown", dependencies: [
             "ShelfModel",

@@ -96,6 +96,7 @@ final class ShelfFileSystem: Sendable {
         plain = PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
         let journal = try SavePipeline.replayJournal(of: store, logger: logger)
+        for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
         let summaries = try store.summaries()
         index = ItemIndex(summaries)

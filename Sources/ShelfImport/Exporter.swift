@@ -16,13 +16,17 @@ public struct ExportSummary: Hashable, Sendable, CustomStringConvertible {
     /// Files that could not be written (a name the folder's file system refuses, a folder in
     /// the way, no space), each with its path and why; every other file was still exported.
     public var failed: [String] = []
+    /// Items not exported because no item may have their path (`..`, absolute, outside their
+    /// kind's folder: what a cloud could bring before Shelf checked its input), each with why.
+    public var refused: [String] = []
 
     public init() {}
 
     public var description: String {
         (["\(written) written, \(unchanged) unchanged, \(removed) removed"]
             + keptEdited.map { "kept \($0): edited since the last export, so not removed" }
-            + failed.map { "could not write \($0)" })
+            + failed.map { "could not write \($0)" }
+            + refused.map { "not exported: \($0)" })
             .joined(separator: "\n")
     }
 }
@@ -61,8 +65,12 @@ public enum Exporter {
         var existingFolders = Set<URL>()
         defer { staged.forEach { unlink($0.temporary) } }
         try store.forEachFile { path, data in
-            guard isSafeRelativePath(path) else {
-                throw ImportError.exportFailed(path: folder.path, reason: "the item path \"\(path)\" would leave the folder")
+            do {
+                _ = try ItemPath.validate(path)
+            } catch {
+                // One bad item costs its own file, never the backup of the rest.
+                summary.refused.append("\(error)")
+                return
             }
             let target = folder.appendingPathComponent(path)
             if fileManager.contents(atPath: target.path) == data {
@@ -103,7 +111,7 @@ public enum Exporter {
         }
 
         for (path, writtenHash) in previous.files.sorted(by: { $0.key < $1.key })
-        where manifest.files[path] == nil && isSafeRelativePath(path) {
+        where manifest.files[path] == nil && (try? ItemPath.checkComponents(of: path)) != nil {
             let target = folder.appendingPathComponent(path)
             guard let data = fileManager.contents(atPath: target.path) else { continue }
             guard hash(data) == writtenHash else {
@@ -157,12 +165,6 @@ public enum Exporter {
             folder = folder.deletingLastPathComponent()
         }
         return folder
-    }
-
-    /// A relative path that stays inside the export folder.
-    private static func isSafeRelativePath(_ path: String) -> Bool {
-        !path.hasPrefix("/") && path.split(separator: "/", omittingEmptySubsequences: false)
-            .allSatisfy { !$0.isEmpty && $0 != "." && $0 != ".." }
     }
 
     private static func hash(_ data: Data) -> String {

@@ -151,13 +151,16 @@ public struct TrashedItem: Hashable, Sendable {
     /// Where it lived, and where `restore` puts it back (with a ` (2)` suffix if taken since).
     public var originalPath: String
     public var trashedAt: Date
+    /// Why Shelf put it there, when it was not a person (a repair); nil for a delete.
+    public var reason: String?
 
-    public init(id: ItemID, kind: ItemKind, title: String, originalPath: String, trashedAt: Date) {
+    public init(id: ItemID, kind: ItemKind, title: String, originalPath: String, trashedAt: Date, reason: String? = nil) {
         self.id = id
         self.kind = kind
         self.title = title
         self.originalPath = originalPath
         self.trashedAt = trashedAt
+        self.reason = reason
     }
 }
 

@@ -32,8 +32,24 @@ public enum ItemPath {
         return ItemKind.allCases.first { $0.folderName.utf8.elementsEqual(top) }
     }
 
+    /// The longest file name (NAME_MAX) and path (PATH_MAX less its NUL) Linux takes, in bytes.
+    public static let maxNameBytes = 255
+    public static let maxPathBytes = 4095
+
+    /// The kind of item that may live at `path`; throws `invalidPath` for any other path. For
+    /// paths that arrived from elsewhere (an old library, a cloud) before they are used.
+    public static func validate(_ path: String) throws -> ItemKind {
+        try checkComponents(of: path)
+        let top = path.utf8.firstIndex(of: UInt8(ascii: "/")).map { String(path[..<$0]) } ?? path
+        guard let kind = ItemKind(folderName: top) else {
+            throw StoreError.invalidPath(path, reason: "items live under Books/ or Notes/, e.g. Notes/Title.md")
+        }
+        try validate(path, for: kind)
+        return kind
+    }
+
     /// Throws `invalidPath` unless `path` is a valid place for an item of `kind`.
-    static func validate(_ path: String, for kind: ItemKind) throws {
+    public static func validate(_ path: String, for kind: ItemKind) throws {
         try checkComponents(of: path)
         guard path.hasBytePrefix(kind.folderName + "/") else {
             throw StoreError.invalidPath(path, reason: "a \(kind.rawValue) lives under \(kind.folderName)/, e.g. \(kind.folderName)/Title.md")
@@ -65,12 +81,12 @@ public enum ItemPath {
     }
 
     /// The folder part of `path`: `Books/Shelf` for `Books/Shelf/Dune.md`.
-    static func folder(of path: String) -> Substring {
+    public static func folder(of path: String) -> Substring {
         path[..<(path.lastIndex(of: "/") ?? path.startIndex)]
     }
 
     /// The file name part of `path`: `Dune.md` for `Books/Shelf/Dune.md`.
-    static func fileName(of path: String) -> Substring {
+    public static func fileName(of path: String) -> Substring {
         path[(path.lastIndex(of: "/").map(path.index(after:)) ?? path.startIndex)...]
     }
 
@@ -83,11 +99,15 @@ public enum ItemPath {
         return kind
     }
 
-    /// Rejects absolute paths, NUL characters and empty, `.` or `..` components. One pass over
-    /// the bytes: imports check a path for every row.
-    private static func checkComponents(of path: String) throws {
+    /// Rejects what no library path may be, item or plain file: absolute paths, NUL and control
+    /// characters, empty, `.` or `..` components, names over ``maxNameBytes`` and paths over
+    /// ``maxPathBytes``. One pass over the bytes: imports check a path for every row.
+    public static func checkComponents(of path: String) throws {
         guard !path.hasBytePrefix("/") else {
             throw StoreError.invalidPath(path, reason: "paths are relative to the library root; drop the leading /")
+        }
+        guard path.utf8.count <= maxPathBytes else {
+            throw StoreError.invalidPath(String(path.prefix(80)) + "…", reason: "the path is \(path.utf8.count) bytes, more than the \(maxPathBytes) a path may have; use shorter folder names")
         }
         var length = 0
         var dots = 0
@@ -97,6 +117,8 @@ public enum ItemPath {
             switch byte {
             case 0:
                 throw StoreError.invalidPath(path, reason: "a path cannot contain a NUL character")
+            case 1..<0x20, 0x7f:
+                throw StoreError.invalidPath(path.debugDescription, reason: "a path cannot contain control characters (tab, newline, escape); rename it without them")
             case UInt8(ascii: "/"):
                 if endsBadComponent() { throw badComponent(path) }
                 length = 0
@@ -104,6 +126,9 @@ public enum ItemPath {
             default:
                 length += 1
                 if byte == UInt8(ascii: ".") { dots += 1 }
+                if length > maxNameBytes {
+                    throw StoreError.invalidPath(String(path.prefix(80)) + "…", reason: "a name in it is more than the \(maxNameBytes) bytes a file name may have; shorten it")
+                }
             }
         }
         if endsBadComponent() { throw badComponent(path) }

@@ -159,12 +159,12 @@ struct ItemQueries {
     /// Trashed items, most recently trashed first.
     func trashed() throws -> [TrashedItem] {
         try Row.fetchAll(db, sql: """
-            SELECT id, kind, title, path, trashed_at FROM item
+            SELECT id, kind, title, path, trashed_at, trash_reason FROM item
             WHERE trashed_at IS NOT NULL ORDER BY trashed_at DESC, path
             """).map { row in
             let id = ItemID(rawValue: row[0])
             return TrashedItem(id: id, kind: try Self.kind(row[1], of: id), title: row[2],
-                               originalPath: row[3], trashedAt: Date(storedSeconds: row[4]))
+                               originalPath: row[3], trashedAt: Date(storedSeconds: row[4]), reason: row[5])
         }
     }
 
@@ -205,7 +205,8 @@ struct ItemQueries {
                            favorite: row[7], hasDraft: row[8], permissions: row[9], isPlaceholder: row[10])
     }
 
-    private static func kind(_ rawValue: String, of id: ItemID) throws -> ItemKind {
+    /// The kind stored as `rawValue`; `damagedRecord` for one this Shelf does not know.
+    static func kind(_ rawValue: String, of id: ItemID) throws -> ItemKind {
         guard let kind = ItemKind(rawValue: rawValue) else {
             throw StoreError.damagedRecord(id: id, reason: "unknown item kind \(rawValue)")
         }

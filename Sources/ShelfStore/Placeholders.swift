@@ -52,6 +52,7 @@ extension StoreWriter {
     /// `evicting` (they are the cloud's, and the point is to free their room).
     @discardableResult
     public func savePlaceholder(_ placeholder: Placeholder, evicting: Bool = false) throws -> ItemRecord {
+        try ItemPath.validate(placeholder.path, for: placeholder.kind)
         var stand: Item = placeholder.kind == .book ? .book(Book(title: placeholder.title))
                                                     : .note(Note(title: placeholder.title))
         stand.id = placeholder.id
@@ -62,7 +63,7 @@ extension StoreWriter {
             try db.cachedStatement(sql: """
                 UPDATE item SET kind = ?, title = ?, path = ?, version = version + 1, modified = ?, record = ?,
                                 content = X'', size = ?, draft_diagnostics = NULL, favorite = 0, source_id = NULL,
-                                trashed_at = NULL, permissions = ?
+                                trashed_at = NULL, trash_reason = NULL, permissions = ?
                 WHERE serial = ?
                 """).execute(arguments: [
                     placeholder.kind.rawValue, placeholder.title, placeholder.path, placeholder.modified.storedSeconds,

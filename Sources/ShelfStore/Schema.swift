@@ -167,6 +167,10 @@ enum Schema {
         migrator.registerMigration("v8: what a pull holds back") { db in
             try db.execute(sql: "ALTER TABLE cloud_link ADD COLUMN waiting TEXT")
         }
+        migrator.registerMigration("v9: why an item went to the trash") { db in
+            // Set when Shelf, not a person, trashed it (a repair); shown by `shelf trash list`.
+            try db.execute(sql: "ALTER TABLE item ADD COLUMN trash_reason TEXT")
+        }
         return migrator
     }
 }

@@ -157,8 +157,8 @@ public struct StoreWriter {
         return record
     }
 
-    /// Sets the file's modification time and mode bits (`utimensat`, `chmod`: nil leaves one
-    /// as it is). What the file shows does not change, so neither does the version.
+    /// Sets the file's modification time and permission bits (`utimensat`, `chmod`: nil leaves
+    /// one as it is). What the file shows does not change, so neither does the version.
     public func setFileTimes(id: ItemID, modified: Date?, permissions: UInt32?) throws -> ItemRecord {
         try setFileTimes(of: try liveItem(id).record, modified: modified, permissions: permissions)
     }
@@ -169,7 +169,9 @@ public struct StoreWriter {
         var record = record
         let id = record.item.id
         let modified = modified ?? record.modified
-        let permissions = permissions ?? record.permissions
+        // Permission bits only: setuid, setgid and sticky mean nothing on a Markdown file, and
+        // a cloud refuses them.
+        let permissions = (permissions ?? record.permissions) & 0o777
         guard modified != record.modified || permissions != record.permissions else { return record }
         record.modified = modified
         record.permissions = permissions
@@ -238,22 +240,25 @@ public struct StoreWriter {
         }
     }
 
-    /// Soft delete: the item leaves every listing, keeps its path for `restore`.
-    public func trash(id: ItemID) throws {
+    /// Soft delete: the item leaves every listing, keeps its path for `restore`. `reason`: why,
+    /// when Shelf and not a person trashes it (`shelf trash list` shows it).
+    public func trash(id: ItemID, reason: String? = nil) throws {
         let record = try liveItem(id).record
-        try db.cachedStatement(sql: "UPDATE item SET trashed_at = ? WHERE id = ?")
-            .execute(arguments: [Date().storedSeconds, id.rawValue])
+        try db.cachedStatement(sql: "UPDATE item SET trashed_at = ?, trash_reason = ? WHERE id = ?")
+            .execute(arguments: [Date().storedSeconds, reason, id.rawValue])
         try ChangeFeed.append(.removed, id: id, path: record.path, in: db)
     }
 
-    /// Brings an item back at its old path (uniquified if taken since). Restoring an item that
-    /// is not in the trash returns it as it is.
+    /// Brings an item back at its old path (uniquified if taken since), or at the path its
+    /// title gives when the old one is not valid (an item a repair trashed). Restoring an item
+    /// that is not in the trash returns it as it is.
     public func restore(id: ItemID) throws -> ItemRecord {
         guard let stored = try queries.stored(id: id) else { throw StoreError.itemNotFound(id) }
         guard !stored.isLive else { return stored.record }
         var record = stored.record
-        record.path = try uniquified(record.path)
-        try db.cachedStatement(sql: "UPDATE item SET trashed_at = NULL, path = ? WHERE serial = ?")
+        let isValid = (try? ItemPath.validate(record.path, for: record.item.kind)) != nil
+        record.path = try isValid ? uniquified(record.path) : defaultPath(for: record.item)
+        try db.cachedStatement(sql: "UPDATE item SET trashed_at = NULL, trash_reason = NULL, path = ? WHERE serial = ?")
             .execute(arguments: [record.path, stored.serial])
         try ChangeFeed.append(.added, id: id, path: record.path, in: db)
         return record
@@ -342,7 +347,7 @@ public struct StoreWriter {
         try db.cachedStatement(sql: """
             UPDATE item SET kind = ?, title = ?, path = ?, version = ?, modified = ?, record = ?,
                             content = ?, size = ?, draft_diagnostics = NULL, favorite = ?,
-                            source_id = ?, trashed_at = NULL
+                            source_id = ?, trashed_at = NULL, trash_reason = NULL
             WHERE serial = ?
             """).execute(arguments: [
                 item.kind.rawValue, item.title, path, record.version, record.modified.storedSeconds,

@@ -50,6 +50,24 @@ import ShelfStore
         #expect(leftovers.isEmpty, "no temporary files stay behind")
     }
 
+    /// An item at a path no item may have (a cloud let it in before Shelf checked its input)
+    /// is reported with its path and why; every other file is still written.
+    @Test func anItemAtAnInvalidPathIsReportedAndTheRestIsExported() throws {
+        let fixture = try Fixture()
+        let bad = try fixture.store.insert(.note(Note(title: "Pwned", content: "x\n")))
+        let path = "../../../../../tmp/x/pwned-note.md"
+        try LibraryDatabase.execute("UPDATE item SET path = ? WHERE id = ?", [path, bad.item.id.rawValue],
+                                    inLibrary: fixture.store.folder)
+
+        let summary = try Exporter.export(fixture.store, to: fixture.exportFolder)
+        #expect(summary.written == 7)
+        #expect(summary.refused.count == 1)
+        #expect(summary.refused.first?.contains(path) == true && summary.refused.first?.contains("not a valid item path") == true,
+                "\(summary.refused)")
+        #expect(summary.description.contains("not exported: \(path)"))
+        #expect(try fixture.exportedFiles().count == 7)
+    }
+
     @Test func unchangedFilesAreNotTouchedAndChangedOnesAreReplaced() throws {
         let fixture = try Fixture()
         _ = try Exporter.export(fixture.store, to: fixture.exportFolder)

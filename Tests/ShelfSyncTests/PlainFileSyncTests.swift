@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import ShelfStore
 import Testing
 @testable import ShelfSync
@@ -34,6 +35,25 @@ import Testing
         try devices.settle(b, a)
         #expect(a.plainFiles()["Notes/attachments/map.png"] == nil)
         #expect(try b.sync() == SyncEngine.Report(), "nothing echoes")
+    }
+
+    /// A plain file whose name the cloud's rules refuse (a control character in it) stays on its
+    /// device, and modes travel as permission bits: what one device sends, the others accept.
+    @Test func whatOtherDevicesWouldRefuseIsNotSent() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        try a.writePlain("Notes/bell\u{7}.txt", Data("ding".utf8))
+        try a.writePlain("Notes/tool.sh", Data("#!/bin/sh\n".utf8))
+        chmod(a.store.plainFilesFolder.appendingPathComponent("Notes/tool.sh").path, 0o4755)
+        try devices.settle(a, b)
+
+        #expect(try b.engine.status()?.waiting == nil)
+        #expect(b.plainFiles()["Notes/bell\u{7}.txt"] == nil)
+        #expect(b.plainFiles()["Notes/tool.sh"] == Data("#!/bin/sh\n".utf8))
+        let mode = try FileManager.default.attributesOfItem(
+            atPath: b.store.plainFilesFolder.appendingPathComponent("Notes/tool.sh").path)[.posixPermissions] as? Int
+        #expect(mode == 0o755)
     }
 
     @Test(arguments: CloudKind.allCases)

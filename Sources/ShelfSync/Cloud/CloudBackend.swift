@@ -30,11 +30,14 @@ public protocol CloudBackend: Sendable {
     /// Stores one batch of a device's changes under its number. A batch is written once: a
     /// number already stored is kept as it is (a push repeated after a crash finds it there).
     func append(_ batch: ChangeBatch) throws
-    /// The batch `number` of `device`, if stored.
+    /// The batch `number` of `device`, if stored. One larger than
+    /// ``CloudInputRules/maxBatchBytes`` is not read: it comes as an unreadable batch
+    /// (``ChangeBatch/unreadable(device:number:reason:)``), which the engine reports.
     func batch(of device: DeviceID, number: Int64) throws -> ChangeBatch?
     /// Batches past `cursor`, oldest first within each device, at most about `limit` changes,
     /// and the cursor after them. A batch that cannot be read yet (a file-sync tool still
-    /// delivering it) ends that device's run until it can.
+    /// delivering it) ends that device's run until it can; one that never will (too large, not
+    /// a batch) comes unreadable, as from ``batch(of:number:)``.
     func batches(after cursor: CloudCursor, limit: Int) throws -> (batches: [ChangeBatch], cursor: CloudCursor)
 
     /// Marks `device` retired (`shelf cloud forget-device`): its reading no longer holds back

@@ -126,11 +126,24 @@ public struct ChangeBatch: Codable, Hashable, Sendable {
     public var device: DeviceID
     public var number: Int64
     public var changes: [CloudChange]
+    /// Why the backend did not read this batch (too large to read, or not a batch at all): it
+    /// holds no changes and stands in its device's log, so that device's later batches wait
+    /// behind it while the engine says why (``CloudInputRules``). Never stored.
+    public var unreadable: String?
+
+    private enum CodingKeys: String, CodingKey { case device, number, changes }
 
     public init(device: DeviceID, number: Int64, changes: [CloudChange]) {
         self.device = device
         self.number = number
         self.changes = changes
+    }
+
+    /// Batch `number` of `device` as a backend that could not read it delivers it.
+    public static func unreadable(device: DeviceID, number: Int64, reason: String) -> ChangeBatch {
+        var batch = ChangeBatch(device: device, number: number, changes: [])
+        batch.unreadable = reason
+        return batch
     }
 }
 
@@ -202,6 +215,8 @@ public enum CloudError: Error, Equatable, CustomStringConvertible {
     case newerFormat(location: String, format: Int)
     /// A file in the cloud that does not read as what its name says.
     case damaged(path: String, reason: String)
+    /// A file or row larger than Shelf reads of its kind (``CloudInputRules``); it was not read.
+    case tooLarge(path: String, bytes: Int, limit: Int)
 
     public var description: String {
         switch self {
@@ -221,6 +236,8 @@ public enum CloudError: Error, Equatable, CustomStringConvertible {
             "the cloud at \(location) was written by a newer Shelf (format \(format), this Shelf reads up to \(CloudIdentity.currentFormat)); update Shelf to sync with it."
         case .damaged(let path, let reason):
             "the cloud file \(path) is damaged (\(reason)); it is skipped until a good copy arrives."
+        case .tooLarge(let path, let bytes, let limit):
+            "the cloud file \(path) is \(bytes) bytes, more than the \(limit) Shelf reads of such a file, so it was not read; `shelf cloud forget-device` the device that wrote it, or remove the file."
         }
     }
 }

@@ -20,7 +20,9 @@ import ShelfStore
 /// acknowledgements and snapshots, and logs every device has read once a snapshot covers them.
 /// Names that are not Shelf's (`desktop.ini`, `.DS_Store`, `.stfolder`, a sync tool's
 /// `… (conflicted copy).json` or `.sync-conflict-…`) are ignored: a conflict copy of a file
-/// written once can only repeat it.
+/// written once can only repeat it. Anyone who can write to the folder can put files there, so
+/// no file is read whole past its bound (``CloudInputRules``), and only device ids Shelf makes
+/// name folders.
 public struct FolderCloud: CloudBackend {
     public let folder: URL
     public var location: String { folder.path }
@@ -31,7 +33,7 @@ public struct FolderCloud: CloudBackend {
 
     /// The log folder and each device's folder in it.
     public var changeFolders: [URL] {
-        [logURL] + ((try? listing(of: logURL, missing: nil)) ?? []).filter(Self.isDeviceID).map {
+        [logURL] + ((try? listing(of: logURL, missing: nil)) ?? []).filter(CloudInputRules.isDeviceID).map {
             logURL.appendingPathComponent($0, isDirectory: true)
         }
     }
@@ -86,13 +88,13 @@ public struct FolderCloud: CloudBackend {
         Set(try listing(of: devicesURL, missing: nil).compactMap { name in
             guard name.hasSuffix(".retired.json") else { return nil }
             let device = String(name.dropLast(".retired.json".count))
-            return Self.isDeviceID(device) ? device : nil
+            return CloudInputRules.isDeviceID(device) ? device : nil
         })
     }
 
     public func devices() throws -> [DeviceRecord] {
         try listing(of: devicesURL, missing: nil).compactMap { name in
-            guard name.hasSuffix(".json"), Self.isDeviceID(String(name.dropLast(5))) else { return nil }
+            guard name.hasSuffix(".json"), CloudInputRules.isDeviceID(String(name.dropLast(5))) else { return nil }
             return try decode(DeviceRecord.self, at: devicesURL.appendingPathComponent(name))
         }
     }
@@ -104,9 +106,18 @@ public struct FolderCloud: CloudBackend {
     }
 
     public func batch(of device: DeviceID, number: Int64) throws -> ChangeBatch? {
+        // An id from a change names the folder: only an id Shelf makes stays inside the log.
+        guard CloudInputRules.isDeviceID(device) else { return nil }
         let url = batchURL(of: device, number: number)
         guard FileManager.default.fileExists(atPath: url.path) else { return nil }
-        let batch = try decode(ChangeBatch.self, at: url)
+        let batch: ChangeBatch
+        do {
+            batch = try decode(ChangeBatch.self, at: url, limit: CloudInputRules.maxBatchBytes)
+        } catch let error as CloudError {
+            // Never a file on its way (that only grows to its size): reported, not waited for.
+            guard case .tooLarge = error else { throw error }
+            return .unreadable(device: device, number: number, reason: "\(error)")
+        }
         guard batch.device == device, batch.number == number else {
             throw CloudError.damaged(path: url.path, reason: "it holds batch \(batch.number) of \(batch.device)")
         }
@@ -117,7 +128,7 @@ public struct FolderCloud: CloudBackend {
         var cursor = cursor
         var batches: [ChangeBatch] = []
         var changeCount = 0
-        for device in try listing(of: logURL, missing: nil).filter(Self.isDeviceID).sorted() {
+        for device in try listing(of: logURL, missing: nil).filter(CloudInputRules.isDeviceID).sorted() {
             let numbers = try listing(of: logURL.appendingPathComponent(device), missing: nil)
                 .compactMap(Self.batchNumber).filter { $0 > cursor[device] }.sorted()
             // Numbers are consecutive; a gap is a batch still on its way, and what follows it waits.
@@ -159,7 +170,7 @@ public struct FolderCloud: CloudBackend {
 
     public func acknowledgements() throws -> [DeviceID: DeviceAck] {
         var acks: [DeviceID: DeviceAck] = [:]
-        for device in try listing(of: acksURL, missing: nil).filter(Self.isDeviceID) {
+        for device in try listing(of: acksURL, missing: nil).filter(CloudInputRules.isDeviceID) {
             let folder = acksURL.appendingPathComponent(device, isDirectory: true)
             guard let newest = try listing(of: folder, missing: nil).compactMap(Self.number).max(),
                   let ack = try? decode(DeviceAck.self, at: folder.appendingPathComponent("\(newest).json")),
@@ -181,7 +192,8 @@ public struct FolderCloud: CloudBackend {
 
     public func latestSnapshot() throws -> CloudSnapshot? {
         for name in try listing(of: snapshotsURL, missing: nil).filter({ $0.hasSuffix(".json") && !$0.hasPrefix(".") }).sorted().reversed() {
-            if let snapshot = try? decode(CloudSnapshot.self, at: snapshotsURL.appendingPathComponent(name)) { return snapshot }
+            if let snapshot = try? decode(CloudSnapshot.self, at: snapshotsURL.appendingPathComponent(name),
+                                          limit: CloudInputRules.maxSnapshotBytes) { return snapshot }
         }
         return nil
     }
@@ -239,10 +251,22 @@ public struct FolderCloud: CloudBackend {
         }
     }
 
-    private func decode<T: Decodable>(_ type: T.Type, at url: URL) throws -> T {
+    /// The record in the file at `url`; a file over `limit` bytes is refused unread
+    /// (`tooLarge`): anyone who can write to the cloud folder could put a huge one there.
+    private func decode<T: Decodable>(_ type: T.Type, at url: URL, limit: Int = CloudInputRules.maxRecordBytes) throws -> T {
         let bytes: Data
         do {
-            bytes = try Data(contentsOf: url)
+            let handle = try FileHandle(forReadingFrom: url)
+            defer { try? handle.close() }
+            var info = stat()
+            if fstat(handle.fileDescriptor, &info) == 0, info.st_size > limit {
+                throw CloudError.tooLarge(path: url.path, bytes: Int(info.st_size), limit: limit)
+            }
+            // Read no more than the limit even if the file grew after the check.
+            bytes = try handle.read(upToCount: limit + 1) ?? Data()
+            if bytes.count > limit { throw CloudError.tooLarge(path: url.path, bytes: bytes.count, limit: limit) }
+        } catch let error as CloudError {
+            throw error
         } catch {
             throw CloudError.unreadable(location: location, reason: "cannot read \(url.lastPathComponent) (\(error.localizedDescription))")
         }
@@ -269,11 +293,6 @@ public struct FolderCloud: CloudBackend {
     /// `desktop.ini`): such a folder still counts as empty.
     private static func isIgnorable(_ name: String) -> Bool {
         name.hasPrefix(".") || ["desktop.ini", "Thumbs.db"].contains(name)
-    }
-
-    /// Device ids are lower-case letters, digits and dashes (a UUID's form).
-    static func isDeviceID(_ name: String) -> Bool {
-        !name.isEmpty && name.utf8.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 45 }
     }
 
     /// The number in `000000000042.json` (a batch's name: twelve digits); nil for every other name.

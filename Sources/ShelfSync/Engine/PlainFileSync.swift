@@ -93,7 +93,10 @@ struct PlainFileSync {
             let names = (try? FileManager.default.contentsOfDirectory(atPath: real(folder))) ?? []
             for name in names where !name.hasPrefix(AtomicFile.temporaryPrefix) {
                 let path = folder.isEmpty ? name : folder + "/" + name
-                guard !ignore.excludes(path), let state = state(of: path, known: known[path]) else { continue }
+                // A name other devices would refuse (a control character in it) stays here:
+                // sent, it would hold back every later batch of this device everywhere.
+                guard !ignore.excludes(path), (try? ItemPath.checkComponents(of: path)) != nil,
+                      let state = state(of: path, known: known[path]) else { continue }
                 states[path] = state
                 if state.kind == Self.folderKind { pending.append(path) }
             }
@@ -108,7 +111,8 @@ struct PlainFileSync {
     func state(of path: String, known: CloudChange?) -> ItemState? {
         var info = stat()
         guard lstat(real(path), &info) == 0 else { return nil }
-        let permissions = UInt32(info.st_mode) & 0o7777
+        // Permission bits only: a cloud refuses setuid, setgid and sticky (CloudInputRules).
+        let permissions = UInt32(info.st_mode) & 0o777
         switch info.st_mode & S_IFMT {
         case S_IFDIR:
             return ItemState(operation: .put, kind: Self.folderKind, path: path, hash: ContentHash(of: Data()), size: 0,

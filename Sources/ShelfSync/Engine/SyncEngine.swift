@@ -91,6 +91,7 @@ public final class SyncEngine: Sendable {
     public static func link(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String,
                             downloadAll: Bool = false, cacheLimit: Int? = nil) throws -> CloudLinkState {
         if let link = try store.cloudLink() { throw SyncError.alreadyLinked(location: link.location) }
+        guard CloudInputRules.isDeviceName(deviceName) else { throw SyncError.invalidDeviceName(deviceName) }
         let identity: CloudIdentity
         do {
             identity = try cloud.identity()
@@ -171,6 +172,12 @@ public final class SyncEngine: Sendable {
         }
         var cursor = try CloudCoding.decoder.decode(CloudCursor.self, from: link.cursor)
         if cursor.positions.isEmpty, let snapshot = try cloud.latestSnapshot() {
+            do {
+                try CloudInputRules.check(snapshot)
+            } catch let refusal as CloudInputRules.Refusal {
+                // Nothing is read past a snapshot that fails: the logs it covers may be gone.
+                return (applied, held + ["the newest snapshot, of device \(deviceName(snapshot.device)), is refused (\(refusal)); run `shelf cloud compact` on a device that syncs well to write a newer one"])
+            }
             applied += try start(from: snapshot, link)
             cursor = snapshot.cursor
         }
@@ -215,6 +222,17 @@ public final class SyncEngine: Sendable {
                 pending.removeLast()
                 continue
             }
+            if let refusal = try refusal(of: top) {
+                guard try cloud.retiredDevices().contains(top.device) else { throw Waiting(reason: refusal) }
+                // A forgotten device's refused batch is passed over: the cursor moves on without it.
+                logger.notice("dropped \(refusal)")
+                var next = cursor
+                next[top.device] = top.number
+                applied += try apply(ChangeBatch(device: top.device, number: top.number, changes: []), cursor: next, link: link)
+                cursor = next
+                pending.removeLast()
+                continue
+            }
             if let (device, _) = Self.batchesBelow(top).first(where: { $0.0 != top.device && $0.1 > cursor[$0.0] }) {
                 let earlier = cursor[device] + 1
                 guard !pending.contains(where: { $0.device == device && $0.number == earlier }) else {
@@ -244,6 +262,18 @@ public final class SyncEngine: Sendable {
             pending.removeLast()
         }
         return applied
+    }
+
+    /// Why `batch` may not be applied (``CloudInputRules``), naming its device and number; nil
+    /// when it may.
+    private func refusal(of batch: ChangeBatch) throws -> String? {
+        do {
+            try CloudInputRules.check(batch)
+            return nil
+        } catch let refusal as CloudInputRules.Refusal {
+            let name = deviceName(batch.device)
+            return "batch \(batch.number) of device \(name) is refused, \(refusal); nothing of it was applied. If \(name) is not yours, `shelf cloud forget-device \(batch.device)` drops what it wrote"
+        }
     }
 
     /// The batches (device, number) that pushed the changes `batch`'s changes were based on
@@ -402,15 +432,17 @@ public final class SyncEngine: Sendable {
     private func adoptLeftoverBatch() throws {
         let link = try requireLink()
         guard let leftover = try cloud.batch(of: link.device, number: link.nextBatch) else { return }
+        // A batch under this device's name that breaks the rules is not its own: passed over.
+        let isOwn = (try? CloudInputRules.check(leftover)) != nil
         try store.write { writer in
-            for change in leftover.changes {
+            for change in leftover.changes where isOwn {
                 try record(change, with: writer)
             }
             guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
             current.nextBatch = leftover.number + 1
             try writer.setCloudLink(current)
         }
-        logger.notice("adopted batch \(leftover.number) that an interrupted push had stored")
+        logger.notice("\(isOwn ? "adopted" : "passed over") batch \(leftover.number) that \(isOwn ? "an interrupted push had" : "breaks the cloud's rules was") stored")
     }
 
     /// Uploads the plain files that changed here since they last agreed with the cloud (found
@@ -503,7 +535,8 @@ public final class SyncEngine: Sendable {
         if let name = deviceNames.withLock({ $0[id] }) { return name }
         let devices = (try? cloud.devices()) ?? []
         deviceNames.withLock { names in
-            for device in devices { names[device.id] = device.name }
+            // A name fit for messages and conflict copies' file names, else the id stands.
+            for device in devices where CloudInputRules.isDeviceName(device.name) { names[device.id] = device.name }
         }
         return deviceNames.withLock { $0[id] } ?? String(id.prefix(8))
     }
@@ -527,6 +560,7 @@ public enum SyncError: Error, Equatable, CustomStringConvertible {
     case alreadyLinked(location: String)
     case noSuchDevice(name: String, known: [String])
     case cannotForgetItself
+    case invalidDeviceName(String)
 
     public var description: String {
         switch self {
@@ -538,6 +572,8 @@ public enum SyncError: Error, Equatable, CustomStringConvertible {
             "no single device is called \(name); the cloud knows: \(known.joined(separator: ", ")). Name one by its id."
         case .cannotForgetItself:
             "a device cannot forget itself; run forget-device on another device, or `shelf cloud unlink` here."
+        case .invalidDeviceName(let name):
+            "\(name.debugDescription) cannot name a device: use 1 to \(CloudInputRules.maxDeviceNameBytes) bytes without / or control characters (--device NAME)."
         }
     }
 }

@@ -21,7 +21,8 @@ public struct SyncStatus: Codable, Equatable, Sendable {
     /// Why the last sync failed; nil after a good one.
     public var error: String?
     /// What the last sync held back and why (changes whose ancestors or bytes a file-sync tool
-    /// has not delivered yet); nil when nothing waits.
+    /// has not delivered yet, batches that break the cloud's rules, by device and number); nil
+    /// when nothing waits.
     public var waiting: String?
 
     /// One line for `shelf status`.

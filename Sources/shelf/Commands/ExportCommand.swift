@@ -22,8 +22,17 @@ struct ExportCommand: ParsableCommand {
         try Downloads.fetch(of: store)
         let summary = try Exporter.export(store, to: URL(fileURLWithPath: directory).standardizedFileURL)
         print(summary)
-        if !summary.failed.isEmpty {
-            throw CLIError("\(summary.failed.count) file\(summary.failed.count == 1 ? "" : "s") could not be exported (listed above); every other file was. Free space or move what is in the way, then export again.")
+        var problems: [String] = []
+        if !summary.refused.isEmpty {
+            problems.append("\(Self.count(summary.refused.count, "item")) not exported because no item may have \(summary.refused.count == 1 ? "its path" : "their paths") (listed above; a cloud let them in before Shelf checked its input): mount the library once to move them to the trash, then export again")
         }
+        if !summary.failed.isEmpty {
+            problems.append("\(Self.count(summary.failed.count, "file")) could not be written (listed above): free space or move what is in the way, then export again")
+        }
+        if !problems.isEmpty { throw CLIError(problems.joined(separator: "; ") + "; every other file was exported.") }
+    }
+
+    private static func count(_ number: Int, _ noun: String) -> String {
+        "\(number) \(noun)\(number == 1 ? "" : "s")"
     }
 }

@@ -13,22 +13,24 @@ struct TrashCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "List deleted items.")
         @OptionGroup var library: LibraryOptions
-        @Flag(help: "Print a JSON array of {id, kind, title, path, trashed}.")
+        @Flag(help: "Print a JSON array of {id, kind, title, path, trashed, reason}.")
         var json = false
 
         struct TrashJSON: Encodable {
             var id, kind, title, path: String
             var trashed: Date
+            /// Why Shelf trashed it (a repair); absent for a delete.
+            var reason: String?
         }
 
         func run() throws {
             let items = try library.open().trashedItems()
             if json {
-                try printJSON(items.map { TrashJSON(id: $0.id.rawValue, kind: $0.kind.rawValue, title: $0.title, path: $0.originalPath, trashed: $0.trashedAt) })
+                try printJSON(items.map { TrashJSON(id: $0.id.rawValue, kind: $0.kind.rawValue, title: $0.title, path: $0.originalPath, trashed: $0.trashedAt, reason: $0.reason) })
             } else if items.isEmpty {
                 print("The trash is empty.")
             } else {
-                for item in items { print("\(item.id)  \(item.originalPath)") }
+                for item in items { print("\(item.id)  \(item.originalPath)" + (item.reason.map { "  (\($0))" } ?? "")) }
             }
         }
     }

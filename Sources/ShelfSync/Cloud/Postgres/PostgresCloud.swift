@@ -121,8 +121,28 @@ public final class PostgresCloud: CloudBackend {
     }
 
     public func batch(of device: DeviceID, number: Int64) throws -> ChangeBatch? {
-        try cloudQuery("SELECT body FROM \(unescaped: schema).batch WHERE device = \(device) AND number = \(number)")
-            .first.map { try decodeBody(ChangeBatch.self, $0, what: "batch \(number) of device \(device)") }
+        try cloudQuery("""
+            SELECT device, number, octet_length(body), CASE WHEN octet_length(body) <= \(CloudInputRules.maxBatchBytes) THEN body END
+            FROM \(unescaped: schema).batch WHERE device = \(device) AND number = \(number)
+            """).first.map(decodeBatch)
+    }
+
+    /// A batch row (device, number, size, body or NULL when too large): a row too large or not
+    /// a batch comes unreadable, so the engine holds its device back and says why instead of
+    /// failing every round.
+    private func decodeBatch(_ row: PostgresRow) throws -> ChangeBatch {
+        let (device, number, size, body) = try decode(row, as: (String, Int64, Int32, Data?).self)
+        let what = "\(location) batch \(number) of device \(device)"
+        guard let body else {
+            return .unreadable(device: device, number: number,
+                               reason: "\(CloudError.tooLarge(path: what, bytes: Int(size), limit: CloudInputRules.maxBatchBytes))")
+        }
+        guard let batch = try? CloudCoding.decoder.decode(ChangeBatch.self, from: body), batch.device == device,
+              batch.number == number else {
+            return .unreadable(device: device, number: number,
+                               reason: "\(CloudError.damaged(path: what, reason: "it is not a batch Shelf wrote"))")
+        }
+        return batch
     }
 
     public func batches(after cursor: CloudCursor, limit: Int) throws -> (batches: [ChangeBatch], cursor: CloudCursor) {
@@ -130,10 +150,12 @@ public final class PostgresCloud: CloudBackend {
         let positions = devices.map { cursor.positions[$0]! }
         // Each device's next batches by its primary key, then the oldest pushes first.
         let rows = try cloudQuery("""
-            SELECT b.body, b.changes FROM \(unescaped: schema).device d
+            SELECT b.device, b.number, octet_length(b.body),
+                   CASE WHEN octet_length(b.body) <= \(CloudInputRules.maxBatchBytes) THEN b.body END
+            FROM \(unescaped: schema).device d
             LEFT JOIN unnest(\(devices)::text[], \(positions)::bigint[]) AS c(device, after) ON c.device = d.id
             CROSS JOIN LATERAL (
-                SELECT body, changes, seq FROM \(unescaped: schema).batch
+                SELECT device, number, body, changes, seq FROM \(unescaped: schema).batch
                 WHERE device = d.id AND number > COALESCE(c.after, 0) ORDER BY number LIMIT \(limit)
             ) b
             ORDER BY b.seq LIMIT \(limit)
@@ -142,7 +164,7 @@ public final class PostgresCloud: CloudBackend {
         var next = cursor
         var count = 0
         for row in rows where count < limit {
-            let batch = try decodeBody(ChangeBatch.self, row, what: "a batch")
+            let batch = try decodeBatch(row)
             batches.append(batch)
             next[batch.device] = batch.number
             count += batch.changes.count
@@ -184,7 +206,10 @@ public final class PostgresCloud: CloudBackend {
     }
 
     public func latestSnapshot() throws -> CloudSnapshot? {
-        try cloudQuery("SELECT body FROM \(unescaped: schema).snapshot ORDER BY covered DESC, number DESC LIMIT 1")
+        try cloudQuery("""
+            SELECT body FROM \(unescaped: schema).snapshot WHERE octet_length(body) <= \(CloudInputRules.maxSnapshotBytes)
+            ORDER BY covered DESC, number DESC LIMIT 1
+            """)
             .first.map { try decodeBody(CloudSnapshot.self, $0, what: "a snapshot") }
     }
 
