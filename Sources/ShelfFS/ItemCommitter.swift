@@ -2,6 +2,7 @@ import Foundation
 import ShelfModel
 import ShelfMarkdown
 import ShelfStore
+import ShelfSync
 
 /// Turns the bytes of a saved item file into a store write: the one place that decides which
 /// item a save belongs to and whether it is a valid record or a draft.
@@ -15,10 +16,15 @@ struct ItemCommitter: Sendable {
     let store: LibraryStore
     /// Names conflict copies (`Title (conflict … device).md`).
     let device: String
+    /// The copy sync would make of an item's current state, when that state is a change from
+    /// the cloud: a save that beats it keeps it aside as that same item (nil: not linked).
+    let asideCopy: (@Sendable (ItemID, StoreWriter) throws -> AsideCopy?)?
 
-    init(store: LibraryStore, device: String = ProcessInfo.processInfo.hostName) {
+    init(store: LibraryStore, device: String = ProcessInfo.processInfo.hostName,
+         asideCopy: (@Sendable (ItemID, StoreWriter) throws -> AsideCopy?)? = nil) {
         self.store = store
         self.device = device
+        self.asideCopy = asideCopy
     }
 
     /// Where a save goes.
@@ -129,8 +135,10 @@ struct ItemCommitter: Sendable {
         case .conflict:
             var outcome = Outcome(record: try saveOnTop())
             if let other = try writer.record(id: id) {
-                let copy = try writer.saveConflictCopy(current.content, kind: kind, beside: other.path, time: Date(),
-                                                       device: device)
+                let aside = try asideCopy?(id, writer)
+                let copy = try aside.flatMap { try writer.storedItem(id: $0.id)?.record }
+                    ?? writer.saveConflictCopy(current.content, id: aside?.id ?? .generate(), kind: kind, beside: other.path,
+                                               time: aside?.time ?? Date(), device: aside?.device ?? device, tag: aside?.tag)
                 outcome.keptAside = .init(copy: copy.path, readFrom: base.version, changedTo: current.version)
             }
             return outcome
@@ -144,8 +152,10 @@ struct ItemCommitter: Sendable {
         var bytes: Data?
     }
 
-    /// Of the versions `source` may have been read from, the one it differs least from (the
-    /// newer on a tie); nil when that is the current version. A version older than the history
+    /// Of the versions `source` may have been read from, the one it differs least from; nil
+    /// when that is the current version. On a tie the older wins: a save that rewrote the very
+    /// lines a change from elsewhere rewrote then keeps that change as a copy, where taking the
+    /// newer would overwrite it unseen. A version older than the history
     /// keeps counts as the farthest; one missing inside it was a placeholder's (its bytes were
     /// never stored, and a fill made the next version of them) and is passed over.
     private func readBase(of source: Data, id: ItemID, current: (version: Int64, content: Data), among readFrom: [Int64],
@@ -159,7 +169,7 @@ struct ItemCommitter: Sendable {
             let bytes = version == current.version ? current.content : try writer.file(id: id, version: version)
             guard bytes != nil || version < oldestKept else { continue }
             let distance = bytes.flatMap { ItemMerge.changedLines(from: $0, to: source) } ?? .max
-            if best == nil || distance < best!.distance { best = (ReadBase(version: version, bytes: bytes), distance) }
+            if best == nil || distance <= best!.distance { best = (ReadBase(version: version, bytes: bytes), distance) }
         }
         guard let best, best.base.version != current.version else { return nil }
         return best.base

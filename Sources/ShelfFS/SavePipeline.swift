@@ -34,13 +34,14 @@ final class SavePipeline: Sendable {
     private let namespaceLock: NSLock
     private let logger: Logger
 
-    /// `journal`: the library's, already replayed (``replayJournal(of:logger:)``).
+    /// `journal`: the library's, already replayed (``replayJournal(of:into:logger:)``).
     init(store: LibraryStore, journal: SaveJournal, idleSaveDelay: TimeInterval, index: ItemIndex,
          inodes: InodeTable, plain: PlainFileArea, folders: ItemFolders, newItemFiles: NewItemFiles,
-         kernel: KernelCache, served: ServedVersions, namespaceLock: NSLock, logger: Logger) {
+         kernel: KernelCache, served: ServedVersions, committer: ItemCommitter, namespaceLock: NSLock,
+         logger: Logger) {
         self.store = store
         self.served = served
-        committer = ItemCommitter(store: store)
+        self.committer = committer
         buffers = ItemBuffers(journal: journal)
         scheduler = SaveScheduler(idleDelay: idleSaveDelay)
         self.index = index
@@ -58,9 +59,8 @@ final class SavePipeline: Sendable {
     /// was deleted meanwhile, with a conflict copy if it changed since — or into a new item at
     /// its path (numbered if the path was taken). An entry that cannot be committed stays for
     /// the next mount. Called before the item index is loaded, so the index includes them.
-    static func replayJournal(of store: LibraryStore, logger: Logger) throws -> SaveJournal {
+    static func replayJournal(of store: LibraryStore, into committer: ItemCommitter, logger: Logger) throws -> SaveJournal {
         let journal = try SaveJournal(library: store.folder)
-        let committer = ItemCommitter(store: store)
         for leftover in journal.leftovers() {
             do {
                 switch leftover.target {

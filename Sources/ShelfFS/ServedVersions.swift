@@ -54,14 +54,14 @@ final class ServedVersions: Sendable {
 
     /// The kernel was given the size of `version` for item inode `inode`.
     func sized(_ inode: UInt64, as version: Int64) {
-        state.withLock { $0.sizedByInode[inode] = version }
+        sized([(inode, version)])
     }
 
     /// The kernel was given the sizes of these item inodes' versions (a listing).
     func sized(_ entries: [(inode: UInt64, version: Int64)]) {
         guard !entries.isEmpty else { return }
         state.withLock { state in
-            for entry in entries { state.sizedByInode[entry.inode] = entry.version }
+            for (inode, version) in entries { state.sizedByInode[inode] = version }
         }
     }
 

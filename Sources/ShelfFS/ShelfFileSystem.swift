@@ -95,7 +95,10 @@ final class ShelfFileSystem: Sendable {
         announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
         plain = PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
-        let journal = try SavePipeline.replayJournal(of: store, logger: logger)
+        var asideCopy: (@Sendable (ItemID, StoreWriter) throws -> AsideCopy?)?
+        if let sync { asideCopy = { id, writer in try sync.asideCopy(ofCurrentStateOf: id, with: writer) } }
+        let committer = ItemCommitter(store: store, asideCopy: asideCopy)
+        let journal = try SavePipeline.replayJournal(of: store, into: committer, logger: logger)
         for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
         let summaries = try store.summaries()
@@ -115,7 +118,7 @@ final class ShelfFileSystem: Sendable {
         listings = FolderListings(index: index, inodes: inodes, plain: plain, folders: folders, newItemFiles: newItemFiles)
         saves = SavePipeline(store: store, journal: journal, idleSaveDelay: idleSaveDelay, index: index, inodes: inodes,
                              plain: plain, folders: folders, newItemFiles: newItemFiles, kernel: kernel,
-                             served: served, namespaceLock: namespaceLock, logger: logger)
+                             served: served, committer: committer, namespaceLock: namespaceLock, logger: logger)
         plain.removeLeftovers()
         let itemFolders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
             .union(summaries.map { MountPath($0.path).parent })
@@ -417,6 +420,23 @@ final class ShelfFileSystem: Sendable {
         return id
     }
 
+    /// The bytes a read of item inode `inode` serves, and their version: those of the version
+    /// whose size the kernel was last given, which cuts every read there until the change
+    /// follower's invalidation reaches it — so a reader never gets a newer version cut short.
+    private func storedBytes(of id: ItemID, inode: UInt64) throws -> (version: Int64, content: Data) {
+        let version = saves.served.sizedVersion(of: inode) ?? index.version(of: id)
+        if let version, let content = saves.recentSaves.content(of: id, version: version) { return (version, content) }
+        guard let file = try store.file(id: id) else { throw Errno.noEntry }
+        if let version, version != file.version, let content = try store.file(id: id, version: version) {
+            return (version, content)
+        }
+        // Evicted elsewhere (`shelf evict`) and not in the index yet: its bytes are the cloud's.
+        if file.content.count != index.summary(id: id)?.size, try store.downloadState(of: id) != nil {
+            throw PlaceholderDownloads.NotHere(id: id)
+        }
+        return (file.version, file.content)
+    }
+
     /// Up to `size` bytes of `inode` at `offset`.
     func read(_ inode: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
         guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
@@ -429,24 +449,9 @@ final class ShelfFileSystem: Sendable {
                 if let version = index.version(of: id) { saves.served.served(id, version: version) }
                 return Self.slice(content, offset: offset, size: size)
             }
-            // The version whose size the kernel holds: it cuts the read there until the change
-            // follower's invalidation reaches it.
-            let sized = saves.served.sizedVersion(of: inode)
-            if let version = sized ?? index.version(of: id), let content = saves.recentSaves.content(of: id, version: version) {
-                saves.served.served(id, version: version)
-                return Self.slice(content, offset: offset, size: size)
-            }
-            guard let file = try store.file(id: id) else { throw Errno.noEntry }
-            if let sized, sized != file.version, let content = try store.file(id: id, version: sized) {
-                saves.served.served(id, version: sized)
-                return Self.slice(content, offset: offset, size: size)
-            }
-            // Evicted elsewhere (`shelf evict`) and not in the index yet: its bytes are the cloud's.
-            if file.content.count != index.summary(id: id)?.size, try store.downloadState(of: id) != nil {
-                throw PlaceholderDownloads.NotHere(id: id)
-            }
-            saves.served.served(id, version: file.version)
-            return Self.slice(file.content, offset: offset, size: size)
+            let (version, content) = try storedBytes(of: id, inode: inode)
+            saves.served.served(id, version: version)
+            return Self.slice(content, offset: offset, size: size)
         case .newItemFile:
             if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             // Its first save made it an item meanwhile (and then let go of its buffer).

@@ -279,14 +279,18 @@ struct ChangeApplier {
                                         device: deviceName(older.device), tag: Self.asideTag(copyID))
     }
 
+    private func author(of change: CloudChange) throws -> CloudChange {
+        try Self.author(of: change, knownBy: writer)
+    }
+
     /// The edit whose bytes `change` carries: a derived merge that merged no bytes carries the
     /// bytes of one of its heads, and the copy is that head's. Devices that met the same
     /// concurrent edits in different subsets fold them differently, but a loser's copy is then
     /// one item everywhere.
-    private func author(of change: CloudChange) throws -> CloudChange {
+    static func author(of change: CloudChange, knownBy writer: StoreWriter) throws -> CloudChange {
         guard change.id.contains("~") else { return change }
         for id in CloudChange.edits(in: change.id).reversed() {
-            if let head = try known(id), head.hash == change.hash { return head }
+            if let head = try writer.cloudChange(id), head.hash == change.hash { return head }
         }
         return change
     }

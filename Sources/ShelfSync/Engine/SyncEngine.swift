@@ -5,6 +5,17 @@ import ShelfModel
 import ShelfStore
 import Synchronization
 
+/// How a conflict copy of a change from the cloud is made, the same on every device
+/// (``SyncEngine/asideCopy(ofCurrentStateOf:with:)``).
+public struct AsideCopy: Sendable {
+    public let id: ItemID
+    /// The losing change's time and device name, which the copy's name shows.
+    public let time: Date
+    public let device: String
+    /// Part of the id in the name, so two copies from one device and second differ.
+    public let tag: String
+}
+
 /// Keeps one library and its cloud in step: pulls other devices' changes (from the cursor on,
 /// each batch in one store transaction with the cursor), then pushes this device's (the
 /// library's change feed past the pushed position is the durable outbox).
@@ -529,6 +540,21 @@ public final class SyncEngine: Sendable {
             update(&link)
             try writer.setCloudLink(link)
         }
+    }
+
+    /// The copy sync makes of item `id`'s current state when that state loses to a concurrent
+    /// edit, if the state is a change from the cloud (nothing edited here since): a local save
+    /// that beats it keeps it aside under the same id, name and time, so the two copies meet as
+    /// one item instead of two. Nil for a state this device made. Reads only the store and the
+    /// device names already known: it runs inside the save's transaction.
+    public func asideCopy(ofCurrentStateOf id: ItemID, with writer: StoreWriter) throws -> AsideCopy? {
+        guard let synced = try writer.syncedCloudChange(of: id), let local = try ItemState.stored(id, in: writer),
+              !local.state.needsPush(since: synced) else { return nil }
+        let author = try ChangeApplier.author(of: synced, knownBy: writer)
+        let copyID = ChangeApplier.asideID(of: author)
+        return AsideCopy(id: copyID, time: author.time,
+                         device: deviceNames.withLock { $0[author.device] } ?? String(author.device.prefix(8)),
+                         tag: ChangeApplier.asideTag(copyID))
     }
 
     func deviceName(_ id: DeviceID) -> String {

@@ -40,7 +40,13 @@ struct MountCommand: ParsableCommand {
         let store = try library.open()
         let path = URL(fileURLWithPath: mountpoint).standardizedFileURL.path
         if foreground {
-            LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
+            // SHELF_LOG_LEVEL=debug: every sync resolution and conflict in the mount's log.
+            let level = ProcessInfo.processInfo.environment["SHELF_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
+            LoggingSystem.bootstrap { label in
+                var handler = StreamLogHandler.standardError(label: label)
+                handler.logLevel = level
+                return handler
+            }
             let mount = try ShelfMount(store: store, mountpoint: path,
                                        options: ShelfMount.Options(allowOther: allowOther, debug: debug,
                                                                    syncInterval: pollInterval,
