@@ -1,7 +1,7 @@
 // swift-tools-version:6.1
 import PackageDescription
 
-/// Layers, bottom up (see ../shared/DESIGN.md, "Layers"):
+/// Layers, bottom up (see docs/ARCHITECTURE.md):
 /// ShelfModel → ShelfMarkdown → ShelfStore → ShelfImport / ShelfSync → ShelfFS (over FuseKit over CFuse) → shelf.
 /// Linux only (libfuse3, inotify, Linux xattr calls): no other platform is declared.
 let package = Package(

@@ -43,7 +43,7 @@ print("# Sync under load: many devices, one cloud\n")
 print(f"`{run['command']}` on {run['date']}: {run['cores']} cores ({run['cpu']}), {run['postgres']}, "
       f"commit {run['commit']}. Medians of {len(results[clouds[0]])} rounds per cloud, the clouds interleaved "
       "round by round.\n")
-print(f"{first['devices']} devices (libraries, each with its own sync engine and runner, all in one process "
+print(f"{first['devices']} devices (libraries, each with its own sync engine, runner and editing thread, all in one process "
       f"on this machine) make {first['edits'] // first['devices']} edits each, {first['edits']:,} in all: 90 % "
       "rewrite one of the device's own notes, 10 % its own line of a shared note (the devices' lines of a "
       "shared note are apart, so concurrent edits merge). A probe note saved on the first device every 0.2 s "
@@ -58,6 +58,8 @@ rows = [
     ("push latency p50 (ms)", lambda c: median(c, "push_latency_p50", 1000)),
     ("push latency p99 (ms)", lambda c: median(c, "push_latency_p99", 1000)),
     ("latency samples per round", lambda c: median(c, "latency_samples")),
+    ("probes that never arrived, all rounds", lambda c: str(total(c, "probe_timeouts"))),
+    ("edits that failed, all rounds", lambda c: str(total(c, "edit_errors"))),
     ("server CPU per edit (ms)", lambda c: median(c, "server_cpu_ms_per_edit", digits=2)),
     ("converged, every round", lambda c: "yes" if every(c, "converged") else "**no**"),
     ("edits lost, all rounds", lambda c: str(total(c, "lost_edits"))),
@@ -65,6 +67,7 @@ rows = [
     ("one note rewritten by every device at once: copies (expected devices − 1)",
      lambda c: median(c, "contested_conflict_copies")),
     ("… of those edits lost, all rounds", lambda c: str(total(c, "contested_lost"))),
+    ("… the newest (saved last) in the note, every round", lambda c: "yes" if every(c, "contested_newest_won") else "**no**"),
 ]
 for label, value in rows:
     print(f"| {label} | " + " | ".join(value(c) for c in clouds) + " |")

@@ -6,7 +6,8 @@ import ShelfStore
 
 /// Creating, removing and renaming names: where editors' save dances (vim's `x → x~`,
 /// JetBrains' `___jb_tmp___`, `sed -i`, atomic replace) turn back into one item keeping its
-/// identity. DESIGN.md's rename table is the contract; `rename` implements it row by row.
+/// identity. The README's table of save patterns ("The mount") is the contract; `rename`
+/// implements it row by row.
 extension ShelfFileSystem {
     private func mutating<T>(_ body: () throws -> T) throws -> T {
         namespaceLock.lock()

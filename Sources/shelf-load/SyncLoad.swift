@@ -44,13 +44,22 @@ struct SyncLoad: ParsableCommand {
         let start = Date()
         let probes = LatencyProbe(writer: fleet[0], readers: Array(fleet.dropFirst()), every: probeEvery)
         probes.start()
-        DispatchQueue.concurrentPerform(iterations: fleet.count) { index in
-            do {
-                try fleet[index].edit(count: edits, shared: shared)
-            } catch {
-                FileHandle.standardError.write(Data("device \(index): \(error)\n".utf8))
+        // One thread per device, all editing while all sync (a pool would run a couple at a time).
+        let failures = EditFailures()
+        let editors = fleet.map { device in
+            let thread = Thread {
+                do {
+                    try device.edit(count: edits, shared: shared)
+                } catch {
+                    failures.add("device \(device.index): \(error)")
+                }
+                failures.finished.signal()
             }
+            thread.name = "shelf-load.device-\(device.index)"
+            return thread
         }
+        editors.forEach { $0.start() }
+        for _ in editors { failures.finished.wait() }
         let editsDone = Date()
         probes.stop()
         let converged = try waitForConvergence(fleet, timeout: Double(ProcessInfo.processInfo.environment["CONVERGE_TIMEOUT"] ?? "600")!)
@@ -61,27 +70,31 @@ struct SyncLoad: ParsableCommand {
         let lost = fleet.flatMap { $0.lostEdits(in: files) }
         let mergedCopies = files.keys.filter(Self.isConflictCopy).count
 
-        // All at once, from one base: one note's text kept, every other in a conflict copy.
+        // All at once, from one base: the newest text kept (the last device's, saved last), every
+        // other in a conflict copy.
         for device in fleet { try device.save("Notes/Contested.md") { _ in "device \(device.index) says so\n" } }
         let settled = try settle(fleet)
         let contested = try fleet[0].files()
         let contestedLost = fleet.filter { !contested.values.contains(Data("device \($0.index) says so\n".utf8)) }.count
+        let newestWon = contested["Notes/Contested.md"] == Data("device \(devices - 1) says so\n".utf8)
         let totalEdits = devices * edits
         let report: [String: Any] = [
             "cloud": cloud.rawValue, "devices": devices, "edits": totalEdits,
             "converged": converged, "seconds_editing": editsDone.timeIntervalSince(start), "seconds_to_converge": elapsed,
             "edits_per_second": Double(totalEdits) / elapsed,
             "push_latency_p50": probes.percentile(0.5) as Any, "push_latency_p99": probes.percentile(0.99) as Any,
-            "latency_samples": probes.samples.count,
+            "latency_samples": probes.samples.count, "probe_timeouts": probes.timeouts,
+            "edit_errors": failures.count, "edit_error_examples": failures.examples,
             "server_cpu_ms_per_edit": cpu.map { $0 * 1000 / Double(totalEdits) } as Any,
             "lost_edits": lost.count, "lost_examples": Array(lost.prefix(5)),
             "conflict_copies_of_merged_edits": mergedCopies,
-            "contested_settled": settled, "contested_lost": contestedLost,
+            "contested_settled": settled, "contested_lost": contestedLost, "contested_newest_won": newestWon,
             "contested_conflict_copies": contested.keys.filter(Self.isConflictCopy).count - mergedCopies,
         ]
         let json = try JSONSerialization.data(withJSONObject: report, options: [.sortedKeys])
         print(String(decoding: json, as: UTF8.self))
-        if !converged || !lost.isEmpty || mergedCopies > 0 || !settled || contestedLost > 0 { throw ExitCode(1) }
+        if !converged || !lost.isEmpty || mergedCopies > 0 || !settled || contestedLost > 0 || !newestWon
+            || failures.count > 0 || probes.timeouts > 0 { throw ExitCode(1) }
     }
 
     static func isConflictCopy(_ path: String) -> Bool { path.contains(" (conflict ") }
@@ -265,6 +278,17 @@ struct LoadDevice: @unchecked Sendable {
     }
 }
 
+/// The edits that threw, counted (a load that fails edits measures nothing), and when each
+/// device's editing ended.
+final class EditFailures: @unchecked Sendable {
+    private let lock = NSLock()
+    private var failures: [String] = []
+    let finished = DispatchSemaphore(value: 0)
+    func add(_ failure: String) { lock.withLock { failures.append(failure) } }
+    var count: Int { lock.withLock { failures.count } }
+    var examples: [String] { lock.withLock { Array(failures.prefix(5)) } }
+}
+
 final class LastWritten: @unchecked Sendable {
     private let lock = NSLock()
     private var texts: [String: String] = [:]
@@ -282,6 +306,8 @@ final class LatencyProbe: @unchecked Sendable {
     private var written: [(path: String, at: Date)] = []
     private var seen: [Set<String>]
     private(set) var samples: [TimeInterval] = []
+    /// Probes (per reading device) that had not arrived a minute after saving stopped.
+    private var missedProbes = 0
     private var isStopped = false
     private let done = DispatchGroup()
 
@@ -335,10 +361,15 @@ final class LatencyProbe: @unchecked Sendable {
                 }
             }
             if deadline == nil, lock.withLock({ isStopped }) { deadline = Date().addingTimeInterval(60) }
-            if let deadline, missing == 0 || Date() > deadline { return }
+            if let deadline, missing == 0 || Date() > deadline {
+                lock.withLock { missedProbes = missing }
+                return
+            }
             Thread.sleep(forTimeInterval: 0.01)
         }
     }
+
+    var timeouts: Int { lock.withLock { missedProbes } }
 
     func percentile(_ fraction: Double) -> Double? {
         let sorted = lock.withLock { samples }.sorted()
