@@ -61,9 +61,11 @@ import ShelfStore
             try b.waitUntilSaved()
             try engineB.sync()
             #expect(try engineB.status()?.waiting == nil)
-            // Both edits are there: b's saved line and a's change, merged.
-            let merged = try mount.text(note.path)
+            // Both edits are there: b's saved line and a's change, merged (in the store at once,
+            // in the mount once the kernel has dropped the pages it cached).
+            let merged = try #require(try b.store.record(id: note.item.id)?.text)
             #expect(merged.contains("line ONE from a\n") && merged.contains("line three from b\n"), "\(merged)")
+            #expect(eventually(within: .seconds(10)) { (try? mount.text(note.path)) == merged })
         }
     }
 }
