@@ -6,9 +6,15 @@ import Glibc
 /// locks, not the mount (FUSE passes them on only when asked to), so this is the one place a
 /// mount can learn that an editor or a script holds one of its files.
 public enum KernelFileLocks {
-    /// The inode numbers on `device` that some process holds a lock on (or waits for).
-    static func lockedInodes(onDevice device: dev_t) -> Set<UInt64> {
-        guard let table = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return [] }
+    /// The inode numbers on `device` that some process holds a lock on (or waits for). Throws
+    /// ``Unreadable`` when `table` cannot be read: then no file may be taken as unlocked.
+    static func lockedInodes(onDevice device: dev_t, table path: String = "/proc/locks") throws -> Set<UInt64> {
+        let table: String
+        do {
+            table = try String(contentsOfFile: path, encoding: .utf8)
+        } catch {
+            throw Unreadable(path: path, cause: "\(error.localizedDescription)")
+        }
         let prefix = String(format: "%02x:%02x:", major(device), minor(device))
         var inodes = Set<UInt64>()
         for line in table.split(separator: "\n") {
@@ -20,11 +26,21 @@ public enum KernelFileLocks {
         return inodes
     }
 
-    /// Whether some process holds a lock on the file at `path` (or waits for one).
+    /// Whether some process holds a lock on the file at `path` (or waits for one); true when
+    /// the kernel's table cannot be read, since a lock may then be there.
     public static func isLocked(_ path: String) -> Bool {
         var info = stat()
         guard stat(path, &info) == 0 else { return false }
-        return lockedInodes(onDevice: info.st_dev).contains(UInt64(info.st_ino))
+        return (try? lockedInodes(onDevice: info.st_dev).contains(UInt64(info.st_ino))) ?? true
+    }
+
+    /// The kernel's lock table could not be read, so which files are locked is unknown.
+    public struct Unreadable: Error, CustomStringConvertible {
+        public let path: String
+        public let cause: String
+        public var description: String {
+            "the kernel's lock table \(path) cannot be read (\(cause)), so any file may be locked; mount /proc to let changes through"
+        }
     }
 
     /// The device a mounted folder's files are on.

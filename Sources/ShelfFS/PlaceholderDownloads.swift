@@ -67,6 +67,12 @@ final class PlaceholderDownloads: @unchecked Sendable {
         waiting.withLock { $0.byItem[id] != nil }
     }
 
+    /// How many read requests wait for a download now (for tests and the status to tell a
+    /// reader that waits from one that has not asked yet).
+    var waitingReaders: Int {
+        waiting.withLock { $0.byItem.values.reduce(0) { $0 + $1.count } }
+    }
+
     /// The bytes fetched for item `id` that the store does not have yet, if any.
     func fetchedContent(of id: ItemID) -> Data? {
         pending.withLock { fetched[id]?.bytes }

@@ -371,20 +371,24 @@ final class ShelfFileSystem: Sendable {
     // MARK: Reading and writing
 
     /// The items whose files a program holds now — unsaved writes in them, or a lock on them —
-    /// so changes from the cloud must wait. Takes only short locks (never waits for the store),
+    /// so changes from the cloud must wait; every item when the kernel's lock table cannot be
+    /// read (fail closed). Takes only short locks (never waits for the store),
     /// so sync asks it before its transactions. Never call it from a request handler: the first
     /// call asks the mount for its device.
-    func busyItems() -> Set<ItemID> {
+    func busyItems() -> ItemsInUse {
         assert(!LibraryStore.isWritingOnThisThread, "sync must ask which items are busy before its transaction")
         var held = Set(saves.buffers.unsavedInodes())
         let device = mountDevice.withLock { device in
             if device == nil, let mountpoint = announcer.mountpoint { device = KernelFileLocks.device(of: mountpoint) }
             return device
         }
-        if let device { held.formUnion(KernelFileLocks.lockedInodes(onDevice: device)) }
-        return Set(held.compactMap { inode in
+        var unknown: String?
+        if let device {
+            do { held.formUnion(try KernelFileLocks.lockedInodes(onDevice: device)) } catch { unknown = "\(error)" }
+        }
+        return ItemsInUse(Set(held.compactMap { inode in
             if case .item(let id)? = inodes.key(of: inode) { id } else { nil }
-        })
+        }), everyItemBecause: unknown)
     }
 
     /// Sync wrote or removed the plain file at `path` behind the mount's back: the kernel

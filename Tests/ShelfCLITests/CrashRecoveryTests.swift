@@ -4,7 +4,7 @@ import TestSupport
 
 /// `kill -9` of the mount daemon at the worst moments: every byte a program wrote is there
 /// after the next mount — the save the daemon had not committed yet comes back from the journal.
-@Suite(.serialized) struct CrashRecoveryTests {
+@Suite(.serialized, .scratchFolders) struct CrashRecoveryTests {
     /// Python run with the mountpoint's note path, the daemon's pid and a scratch file; it
     /// kills the daemon at its moment and writes what the file must hold into the scratch file.
     static let moments: [(name: String, script: String)] = [

@@ -5,7 +5,7 @@ import TestSupport
 /// What a person sees when someone else writes into their cloud folder: the batch is held back
 /// and named in `shelf cloud status`, exports go on, and forget-device drops it. And a library
 /// that took such items before the checks: export reports them, a mount repairs it.
-@Suite(.serialized) struct HostileCloudCommandTests {
+@Suite(.serialized, .scratchFolders) struct HostileCloudCommandTests {
     static let hostilePath = "../../../../../tmp/x/pwned-note.md"
 
     @Test func aHostileBatchIsHeldBackNamedInTheStatusAndForgettingItsDeviceDropsIt() throws {

@@ -3,7 +3,7 @@ import Testing
 
 /// The end-to-end check: init, import a Goodreads export with every quirk, export, read
 /// every exported file with a standard frontmatter parser, and find nothing changes the second time.
-@Suite struct ImportExportTests {
+@Suite(.scratchFolders) struct ImportExportTests {
     @Test func goodreadsImportThenExportParsesWithPythonFrontmatter() throws {
         let cli = try ShelfCLI()
         try cli.run("init", cli.library.path)

@@ -5,7 +5,7 @@ import ShelfStore
 import Testing
 
 /// list, show, search, status and trash on the sample library.
-@Suite struct LibraryCommandsTests {
+@Suite(.scratchFolders) struct LibraryCommandsTests {
     struct Listed: Decodable {
         var id, kind, title, path: String
         var version: Int64

@@ -4,7 +4,7 @@ import Testing
 import ShelfFS
 
 /// `shelf mount` / `shelf unmount` as a user runs them: a background daemon, one-line errors.
-@Suite(.serialized) struct MountCommandTests {
+@Suite(.serialized, .scratchFolders) struct MountCommandTests {
     func withSampleMount(_ body: (ShelfCLI, String) throws -> Void) throws {
         try ShelfCLI.withSampleLibrary(body)
     }
@@ -40,8 +40,9 @@ import ShelfFS
             let rewrite = try cli.tool("/bin/sh", "-c", "sed 's/^current_page: 120$/current_page: 121/' \"$0\" > \"$0.new\" && cat \"$0.new\" > \"$0\" && rm \"$0.new\"",
                                        file, timeout: .seconds(10))
             #expect(rewrite.status == 0, "\(rewrite.stderr)")
-            // Sooner than the daemon's one-second idle save: this save came from the close.
-            #expect(try eventually(within: .milliseconds(800)) { try cli.run("show", walden).stdout.contains("current_page: 121") })
+            // The daemon's save reaches the store (that the close itself saves is shown through
+            // a mount without an idle save in ShelfFSTests; speed lives in the benchmarks).
+            #expect(try eventually(within: .seconds(10)) { try cli.run("show", walden).stdout.contains("current_page: 121") })
 
             let sed = try cli.tool("sed", "-i", "s/^status: reading$/status: read/", file, timeout: .seconds(10))
             #expect(sed.status == 0, "\(sed.stderr)")

@@ -4,7 +4,7 @@ import Testing
 /// Once `close()` on an item file returns, its `user.shelf.*` attributes and every `shelf`
 /// command see that save — although the daemon learns of the close only through inotify, a
 /// moment later. Rounds alternate valid and invalid saves, so a stale answer shows either way.
-@Suite(.serialized) struct ReadYourWritesTests {
+@Suite(.serialized, .scratchFolders) struct ReadYourWritesTests {
     static let rounds = 200
 
     /// Python that saves `rounds` times (one write, one close) and checks after each close.

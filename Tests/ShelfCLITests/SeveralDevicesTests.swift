@@ -4,7 +4,7 @@ import TestSupport
 
 /// Two libraries ("devices") on this machine linked to one cloud folder, through the CLI and
 /// their mounts, as a person with a laptop and a desktop would use them.
-@Suite(.serialized) struct SeveralDevicesTests {
+@Suite(.serialized, .scratchFolders) struct SeveralDevicesTests {
     /// Two devices: `a` with the sample library, `b` empty, and a cloud folder beside them.
     func withTwoDevices(_ body: (_ a: ShelfCLI, _ b: ShelfCLI, _ cloud: String) throws -> Void) throws {
         let a = try ShelfCLI()
@@ -227,17 +227,21 @@ import TestSupport
             try b.run("cloud", "link", cloud, "--device", "desk")
             try withBothMounted(a, b) { mountA, mountB in
                 let events = b.scratch.appendingPathComponent("events").path
+                let said = b.scratch.appendingPathComponent("inotifywait.log")
+                FileManager.default.createFile(atPath: said.path, contents: nil)
                 let watcher = Process()
                 watcher.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
-                watcher.arguments = ["-m", "-r", "-q", "-e", "create,modify,close_write,moved_from,moved_to,delete",
+                watcher.arguments = ["-m", "-r", "-e", "create,modify,close_write,moved_from,moved_to,delete",
                                      "--format", "%e %w%f", "-o", events, mountB]
                 watcher.standardOutput = FileHandle.nullDevice
-                watcher.standardError = FileHandle.nullDevice
+                watcher.standardError = try FileHandle(forWritingTo: said)
                 try watcher.run()
                 // Killed, not waited for: it holds a watch on the mount that must not outlive the test.
                 defer { kill(watcher.processIdentifier, SIGKILL) }
-                // inotifywait has no "ready" signal with -q: give it a moment to set its watches.
-                Thread.sleep(forTimeInterval: 1)
+                // Without -q it says on stderr when every watch is set.
+                try #require(eventually(within: .seconds(10)) {
+                    (try? String(contentsOf: said, encoding: .utf8))?.contains("Watches established") == true
+                }, "inotifywait did not set its watches")
                 func heard(_ event: String, _ path: String) throws -> Bool {
                     try eventually(within: .seconds(10)) {
                         let lines = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
@@ -280,7 +284,11 @@ import TestSupport
         }
     }
 
-    @Test func aLockHeldOnTheOtherMountDefersTheRemoteUpdateUntilReleased() throws {
+    /// Both kinds of lock a program can take, `flock` and an `fcntl` record lock (what
+    /// `lockf` and most editors' lock files use), held on B's copy: A's change is held back,
+    /// and B's status says so, until the lock goes.
+    @Test(arguments: ["flock", "lockf"])
+    func aLockHeldOnTheOtherMountDefersTheRemoteUpdateUntilReleased(lock: String) throws {
         try withTwoDevices { a, b, cloud in
             try a.run("cloud", "link", cloud, "--device", "laptop")
             try b.run("cloud", "link", cloud, "--device", "desk")
@@ -298,8 +306,8 @@ import TestSupport
                 holder.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
                 holder.arguments = ["-c", """
                     import fcntl, os, sys, time
-                    f = open(sys.argv[1], "rb")
-                    fcntl.flock(f, fcntl.LOCK_EX)
+                    f = open(sys.argv[1], "r+b")
+                    fcntl.\(lock)(f, fcntl.LOCK_EX)
                     open(sys.argv[2], "w").close()
                     for _ in range(600):
                         if os.path.exists(sys.argv[3]): break
@@ -310,12 +318,15 @@ import TestSupport
                 #expect(try eventually(within: .seconds(10)) { FileManager.default.fileExists(atPath: held) })
 
                 try Data("second\n".utf8).write(to: URL(fileURLWithPath: mountA + note))
-                Thread.sleep(forTimeInterval: 3)
+                // B has the change and holds it back, and says so (not merely slow to sync).
+                #expect(try eventually(within: .seconds(10)) {
+                    try b.run("cloud", "status").stdout.contains("changes of Notes/Locked.md wait: a program holds them")
+                })
                 #expect(FileManager.default.contents(atPath: mountB + note) == Data("first\n".utf8),
                         "held back while locked")
 
                 FileManager.default.createFile(atPath: release, contents: nil)
-                #expect(try eventually(within: .seconds(5)) {
+                #expect(try eventually(within: .seconds(10)) {
                     FileManager.default.contents(atPath: mountB + note) == Data("second\n".utf8)
                 })
             }
@@ -372,7 +383,7 @@ import TestSupport
 
 /// `kill -9` of `shelf` in the middle of pushing and of downloading: the next run resumes,
 /// and both devices end with the same files, none lost, none twice.
-@Suite(.serialized) struct SyncCrashTests {
+@Suite(.serialized, .scratchFolders) struct SyncCrashTests {
     @Test func killedMidPushAndMidDownloadBothConverge() throws {
         let count = 2000
         let a = try ShelfCLI()
@@ -388,16 +399,18 @@ import TestSupport
         try #require(try a.run("import", source.path).status == 0)
 
         // Killed while linking (its first sync pushes every item): the kill must land mid-push,
-        // so later attempts wait longer until one finds the push under way.
+        // which shows as some of the notes' bytes in the cloud and uploads still waiting; later
+        // attempts wait longer until one finds the push under way.
         var interrupted = false
-        for delay in ["0.05", "0.1", "0.2", "0.4"] where !interrupted {
+        for delay in ["0.05", "0.1", "0.2", "0.4", "0.8", "1.6"] where !interrupted {
             try? FileManager.default.removeItem(atPath: cloud)
             _ = try a.run("cloud", "unlink")
             let killed = try a.tool("timeout", "-s", "KILL", delay, ShelfCLI.executable.path, "cloud", "link", cloud,
                                     "--device", "a", "--library", a.library.path)
             let status = try a.run("cloud", "status", "--json")
             let pending = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["pendingUploads"] as? Int
-            interrupted = Self.wasKilled(killed) && (pending ?? 0) > 0
+            let uploaded = Self.contentFiles(in: cloud).count
+            interrupted = Self.wasKilled(killed) && (pending ?? 0) > 0 && uploaded > 0
         }
         #expect(interrupted, "no kill landed in the middle of the push")
         let finished = try a.run("sync")
@@ -406,9 +419,21 @@ import TestSupport
 
         try b.run("init", b.library.path)
         try #require(try b.run("cloud", "link", cloud, "--device", "b").status == 0)
-        let killed = try b.tool("timeout", "-s", "KILL", "0.3", ShelfCLI.executable.path, "download", "--all",
-                                "--library", b.library.path)
-        #expect(Self.wasKilled(killed), "the download ran to its end before the kill")
+        // Killed while downloading: the attempt that counts stored some notes and left others
+        // (downloads are stored 256 to a transaction); later attempts wait longer.
+        func notDownloaded() throws -> Int {
+            let status = try b.run("cloud", "status", "--json")
+            return try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])["notDownloaded"] as? Int ?? -1
+        }
+        var midDownload = false
+        for delay in ["0.3", "0.6", "1.2", "2.4", "4.8"] where !midDownload {
+            let before = try notDownloaded()
+            let killed = try b.tool("timeout", "-s", "KILL", delay, ShelfCLI.executable.path, "download", "--all",
+                                    "--library", b.library.path)
+            let after = try notDownloaded()
+            midDownload = Self.wasKilled(killed) && after < before && after > 0
+        }
+        #expect(midDownload, "no kill landed in the middle of the downloads")
         let downloaded = try b.run("download", "--all")
         #expect(downloaded.status == 0, "\(downloaded.stderr)")
 
@@ -418,6 +443,43 @@ import TestSupport
         #expect(filesA.keys.filter { $0.hasSuffix(".md") }.count == count)
         #expect(filesA == (try SeveralDevicesTests.files(under: exports[1])))
         #expect(!filesA.keys.contains { $0.contains("conflict") })
+    }
+
+    /// `kill -9` inside a pull: a device linking reads the other's log, and its batch file is
+    /// held in the cloud (a named pipe) so the kill lands while the pull reads it. The next
+    /// sync brings everything, once.
+    @Test func killedMidPullResumesAndConverges() throws {
+        let a = try ShelfCLI()
+        let b = try ShelfCLI()
+        let cloud = a.scratch.appendingPathComponent("cloud").path
+        try a.run("init", a.library.path)
+        try #require(try a.run("import", ShelfCLI.samples.appendingPathComponent("library").path).status == 0)
+        try #require(try a.run("cloud", "link", cloud, "--device", "a").status == 0)
+        try b.run("init", b.library.path)
+
+        let batch = try #require(FileManager.default.subpaths(atPath: cloud + "/log")?.first { $0.hasSuffix(".json") })
+        let gate = try FileGate(replacing: cloud + "/log/" + batch)
+        let killed = try b.killWhileHeld(at: gate, "cloud", "link", cloud, "--device", "b", "--download", "all",
+                                         "--library", b.library.path)
+        #expect(Self.wasKilled(killed), "\(killed)")
+        let synced = try b.run("sync")
+        #expect(synced.status == 0, "\(synced)")
+        let status = try b.run("cloud", "status", "--json")
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])
+        #expect(json["notDownloaded"] as? Int == 0, "\(status.stdout)")
+
+        let exports = [a, b].map { $0.scratch.appendingPathComponent("export").path }
+        for (cli, folder) in zip([a, b], exports) { try #require(try cli.run("export", folder).status == 0) }
+        let filesA = try SeveralDevicesTests.files(under: exports[0])
+        #expect(!filesA.isEmpty)
+        #expect(filesA == (try SeveralDevicesTests.files(under: exports[1])))
+    }
+
+    /// The content files of the folder cloud at `cloud` (`content/XX/HASH`), sorted.
+    static func contentFiles(in cloud: String) -> [String] {
+        let root = cloud + "/content"
+        return (FileManager.default.subpaths(atPath: root) ?? []).filter { $0.split(separator: "/").count == 2 }
+            .sorted().map { root + "/" + $0 }
     }
 
     /// `timeout -s KILL` kills its group, itself included: 9 (killed by the signal) or 137.

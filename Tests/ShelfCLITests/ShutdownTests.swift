@@ -4,7 +4,7 @@ import TestSupport
 
 /// The end of a mount: SIGTERM and Ctrl-C commit what programs wrote, and a save that cannot be
 /// committed (a full disk) stays in the journal, is reported, and is saved by the next mount.
-@Suite(.serialized) struct ShutdownTests {
+@Suite(.serialized, .scratchFolders) struct ShutdownTests {
     /// Python run with the note's path in the mount, the daemon's pid, a signal number and a
     /// scratch file: it writes without closing, signals the daemon, waits for it to exit, and
     /// writes what the note must hold into the scratch file.

@@ -3,7 +3,7 @@ import Testing
 import TestSupport
 
 /// `shelf watch --json` reports what happens to items, whoever does it.
-@Suite(.serialized) struct WatchCommandTests {
+@Suite(.serialized, .scratchFolders) struct WatchCommandTests {
     struct Event: Decodable, Equatable {
         var event: String
         var path: String
@@ -31,8 +31,9 @@ import TestSupport
         watcher.standardError = FileHandle.nullDevice
         try watcher.run()
         defer { kill(watcher.processIdentifier, SIGKILL) }
-        // The watch starts at the feed's end: let it get there before anything happens.
-        Thread.sleep(forTimeInterval: 1)
+        // The watch starts at the feed's end: it is there once it sleeps between its looks.
+        try #require(ProcessProbe.waitUntilSleeping(watcher.processIdentifier, in: "nanosleep"),
+                     "shelf watch did not reach its loop")
 
         func saw(_ expected: Event) throws -> Bool {
             try eventually(within: .seconds(10)) {

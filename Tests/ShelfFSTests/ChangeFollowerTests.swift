@@ -14,7 +14,8 @@ import TestSupport
         let follower = operations.follower
         follower.start()
         defer { follower.stop() }
-        Thread.sleep(forTimeInterval: 0.3)
+        // Running once it has read its feed the first time; then two idle seconds are counted.
+        #expect(eventually(within: .seconds(10)) { follower.feedReads.load(ordering: .relaxed) > 0 })
         let idleStart = follower.feedReads.load(ordering: .relaxed)
         Thread.sleep(forTimeInterval: 2)
         #expect(follower.feedReads.load(ordering: .relaxed) - idleStart <= 1, "an idle mount reads its feed rarely")
@@ -25,7 +26,7 @@ import TestSupport
         note.content = "Changed by another process.\n"
         try other.update(.note(note))
         let changed = try #require(try other.summary(id: record.item.id))
-        #expect(eventually(within: .seconds(1)) { operations.fileSystem.index.summary(id: record.item.id) == changed },
+        #expect(eventually(within: .seconds(10)) { operations.fileSystem.index.summary(id: record.item.id) == changed },
                 "a commit by another process wakes the follower")
     }
 }

@@ -243,7 +243,9 @@ import ShelfStore
         }
     }
 
-    @Test func changesFromAnotherProcessShowWithinASecond() throws {
+    /// Changes from another process show in the mount without a remount (how soon is a
+    /// benchmark's claim; the deadline here only keeps a hang from passing).
+    @Test func changesFromAnotherProcessShowWithoutARemount() throws {
         let library = try TestLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
@@ -252,15 +254,15 @@ import ShelfStore
             guard case .note(var changed) = note.item else { Issue.record("unexpected case"); return }
             changed.content = "Changed by the CLI.\n"
             let updated = try cli.update(.note(changed))
-            #expect(try eventually(within: .seconds(1)) { try mount.text(note.path) == updated.text })
+            #expect(try eventually(within: .seconds(10)) { try mount.text(note.path) == updated.text })
             // Listed once and again (the second listing may come from the kernel's cache), then
-            // changed elsewhere: the listing follows within a second.
+            // changed elsewhere: the listing follows.
             #expect(try mount.sh("ls Notes; ls Notes") == "Plan.md\nPlan.md\n")
             let added = try cli.insert(.note(Note(title: "From CLI", content: "x\n")))
-            #expect(eventually(within: .seconds(1)) { (try? mount.sh("ls Notes")) == "From CLI.md\nPlan.md\n" })
-            #expect(eventually(within: .seconds(1)) { (try? mount.text(added.path)) == added.text })
+            #expect(eventually(within: .seconds(10)) { (try? mount.sh("ls Notes")) == "From CLI.md\nPlan.md\n" })
+            #expect(eventually(within: .seconds(10)) { (try? mount.text(added.path)) == added.text })
             try cli.write { try $0.trash(id: added.item.id) }
-            #expect(eventually(within: .seconds(1)) { (try? mount.sh("ls Notes")) == "Plan.md\n" })
+            #expect(eventually(within: .seconds(10)) { (try? mount.sh("ls Notes")) == "Plan.md\n" })
         }
     }
 

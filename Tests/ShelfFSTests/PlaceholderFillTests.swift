@@ -11,16 +11,19 @@ import ShelfStore
 /// afterwards on the filler thread: here with an engine whose fills wait for the test.
 @Suite struct PlaceholderFillTests {
     /// An engine that fetches `bytes` for any item and whose fills wait until `allow()`,
-    /// recording what each fill was given.
+    /// recording what each fill was given and how many fills reached the gate (so a test waits
+    /// for a fill to be under way instead of sleeping).
     final class GatedEngine: Sendable {
         let bytes = Data("---\ntitle: Fetched\n---\n".utf8)
         let gate = DispatchSemaphore(value: 0)
         let fills = Mutex<[[ItemID]]>([])
         let failures = Mutex(0)
+        let arrivals = Mutex(0)
 
         var engine: PlaceholderDownloads.Engine {
             .init(fetch: { [bytes] id in FetchedContent(id: id, hash: "h-\(id.rawValue)", bytes: bytes) },
                   fill: { [self] contents in
+                      arrivals.withLock { $0 += 1 }
                       gate.wait()
                       if failures.withLock({ failure in defer { failure = max(0, failure - 1) }; return failure > 0 }) {
                           throw CocoaError(.fileWriteOutOfSpace)
@@ -31,6 +34,8 @@ import ShelfStore
         }
 
         func allow(_ count: Int = 1) { for _ in 0..<count { gate.signal() } }
+        /// Waits until `count` fills in all have reached the gate.
+        func waitForArrivals(_ count: Int) -> Bool { eventually(within: .seconds(10)) { arrivals.withLock { $0 } >= count } }
         var filled: [ItemID] { fills.withLock { $0.flatMap { $0 } } }
     }
 
@@ -67,17 +72,18 @@ import ShelfStore
         let first = ItemID("book-1"), second = ItemID("book-2")
         try downloaded(downloads, first)
         #expect(try eventually { downloads.fetchedContent(of: first) != nil })
-        Thread.sleep(forTimeInterval: 0.1)  // the filler takes the first and waits at the gate
+        try #require(gated.waitForArrivals(1), "the filler takes the first and waits at the gate")
         try downloaded(downloads, second)
         let done = Mutex(false)
-        Thread {
-            try? downloads.fillPending()
+        let filling = ProbedThread("fillPending") {
+            try downloads.fillPending()
             done.withLock { $0 = true }
-        }.start()
-        Thread.sleep(forTimeInterval: 0.2)
+        }
+        // Asleep: waiting for the fill under way (or at the gate with the second).
+        #expect(filling.waitUntilAsleep())
         #expect(!done.withLock { $0 }, "it returned while a fill was still under way")
         gated.allow(2)
-        #expect(try eventually(within: .seconds(5)) { done.withLock { $0 } })
+        try filling.finish()
         #expect(Set(gated.filled) == [first, second])
         #expect(downloads.fetchedContent(of: first) == nil && downloads.fetchedContent(of: second) == nil)
     }
@@ -91,7 +97,8 @@ import ShelfStore
         let id = ItemID("book-1")
         try downloaded(downloads, id)
         gated.allow()
-        Thread.sleep(forTimeInterval: 0.2)
+        // The filler comes back to the gate only after the failed fill has been dealt with.
+        #expect(gated.waitForArrivals(2), "the failed fill is not tried again")
         #expect(downloads.fetchedContent(of: id) == gated.bytes, "the failed fill dropped the bytes")
         gated.allow()
         #expect(try eventually(within: .seconds(5)) { gated.filled == [id] })

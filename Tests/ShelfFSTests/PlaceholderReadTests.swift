@@ -65,15 +65,15 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
         try library.b.withMount(sync: library.engine, downloadTimeout: .seconds(30)) { mount in
             defer { stalled.release() }
             let readers = try notes.map { try reader(.cat, of: mount.mountpoint + "/" + $0.path) }
-            Thread.sleep(forTimeInterval: 0.5)
-            let waiting = readers.allSatisfy { $0.isRunning }
-            #expect(waiting, "they wait for the stalled download")
+            try #require(library.b.waitUntilReadersWait(notes.count), "every reader's request waits in the mount")
+            #expect(stalled.waitUntilADownloadWaits(), "their downloads are held in the cloud")
+            #expect(readers.allSatisfy { $0.isRunning })
 
-            // Meanwhile everything else answers.
-            let started = ContinuousClock.now
+            // Meanwhile everything else answers (its deadline is the helpers' own, 10 s: a
+            // mount whose workers all wait would not answer at all).
             #expect(try mount.text(local.path) == local.text)
             #expect(try mount.sh("ls Notes").contains("Here.md"))
-            #expect(ContinuousClock.now - started < .seconds(2))
+            #expect(library.b.waitUntilReadersWait(notes.count), "the readers still wait")
 
             stalled.release()
             let ended = eventually(within: .seconds(10)) { readers.allSatisfy { !$0.isRunning } }
@@ -96,12 +96,14 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
             defer { stalled.release() }
             let givesUp = try reader(kind, of: mount.mountpoint + "/" + notes[0].path)
             let waits = try reader(.cat, of: mount.mountpoint + "/" + notes[1].path)
-            Thread.sleep(forTimeInterval: 0.5)
-            #expect(givesUp.isRunning && waits.isRunning, "both wait for the stalled download")
+            // Both read requests wait in the mount, so a reader's Ctrl-C handler, set before
+            // its read, is in place.
+            try #require(library.b.waitUntilReadersWait(2), "both wait for the stalled download")
 
             givesUp.interrupt()
-            let freed = eventually(within: .seconds(2)) { !givesUp.isRunning }
-            #expect(freed, "Ctrl-C ends the wait at once, not when the download ends")
+            // The download is still held: what ends the reader is Ctrl-C, not the bytes.
+            let freed = eventually(within: .seconds(10)) { !givesUp.isRunning }
+            #expect(freed, "Ctrl-C ends the wait, not the download's end")
             if kind == .cat {
                 #expect(!givesUp.isRunning && givesUp.terminationReason == .uncaughtSignal)
             } else {

@@ -57,6 +57,17 @@ final class TestLibrary: @unchecked Sendable {
 
     /// Waits until the mount has saved every write it received: the saves follow each writer's
     /// close on their own thread, a moment after the program that wrote has exited.
+    /// Waits until `count` read requests of the mount `withMount` runs wait for downloads: the
+    /// readers are blocked in the mount, not still starting.
+    func waitUntilReadersWait(_ count: Int) -> Bool {
+        eventually(within: .seconds(10)) { mounted.withLock { $0 }?.fileSystem.downloads.waitingReaders == count }
+    }
+
+    /// Whether the mount `withMount` runs holds bytes written to a file and not saved yet.
+    func hasUnsavedBytes() -> Bool {
+        mounted.withLock { $0 }?.fileSystem.saves.buffers.unsavedInodes().isEmpty == false
+    }
+
     func waitUntilSaved() throws {
         guard mounted.withLock({ $0 })?.waitUntilSaved(timeout: .seconds(5)) != false else {
             throw SavesPending()

@@ -103,11 +103,12 @@ final class Devices {
         }
     }
 
-    /// Delivers and syncs every device until a whole round moves nothing.
+    /// Delivers and syncs every device until a whole round moves nothing; throws
+    /// ``NotSettled`` if rounds keep moving changes (sync going round in circles).
     func settle(_ devices: Device...) throws { try settle(devices) }
 
     func settle(_ devices: [Device]) throws {
-        for _ in 0..<6 {
+        for _ in 0..<Self.settleRounds {
             var moved = 0
             for device in devices {
                 try deliver()
@@ -116,6 +117,14 @@ final class Devices {
             }
             if moved == 0 { return }
         }
+        throw NotSettled()
+    }
+
+    /// Rounds enough for any test's devices to agree; more means changes echo for ever.
+    static let settleRounds = 20
+
+    struct NotSettled: Error, CustomStringConvertible {
+        var description: String { "devices still moved changes after \(Devices.settleRounds) rounds of sync" }
     }
 }
 

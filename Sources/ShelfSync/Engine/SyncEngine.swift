@@ -33,7 +33,7 @@ public final class SyncEngine: Sendable {
     /// The items programs hold now (a lock on the file, unsaved writes in it): their changes
     /// from the cloud wait until they let go. Asked before each store transaction, never inside
     /// one, so a transaction never waits for the mount (whose saves wait for the store).
-    let busyItems = Mutex<@Sendable () -> Set<ItemID>>({ [] })
+    let busyItems = Mutex<@Sendable () -> ItemsInUse>({ ItemsInUse([]) })
     /// Puts in place the bytes the mount fetched for readers of placeholders and has not stored
     /// yet, so a change from the cloud lands on the item they read, not on its placeholder.
     let fillFetched = Mutex<@Sendable () throws -> Void>({})
@@ -61,12 +61,17 @@ public final class SyncEngine: Sendable {
     /// Tells the engine which items a program holds (the mount knows which of its files are
     /// locked or have unsaved writes): their cloud changes wait, and they are never evicted.
     /// `busyItems` must not wait for the store.
-    public func considerBusy(_ busyItems: @escaping @Sendable () -> Set<ItemID>) {
+    public func considerBusy(_ busyItems: @escaping @Sendable () -> ItemsInUse) {
         self.busyItems.withLock { $0 = busyItems }
     }
 
+    /// ``considerBusy(_:)`` for a caller that always knows which items are held.
+    public func considerBusy(_ busyItems: @escaping @Sendable () -> Set<ItemID>) {
+        considerBusy { ItemsInUse(busyItems()) }
+    }
+
     /// What programs hold now (see ``considerBusy(_:)``); never called inside a transaction.
-    func itemsInUse() -> Set<ItemID> {
+    func itemsInUse() -> ItemsInUse {
         busyItems.withLock { $0 }()
     }
 
@@ -207,8 +212,28 @@ public final class SyncEngine: Sendable {
                     waiting.insert(batch.device)
                 }
             }
-            if cursor == before { return (applied, held) }
+            if cursor == before {
+                if let inUse = try heldForItemsInUse() { held.append(inUse) }
+                return (applied, held)
+            }
         }
+    }
+
+    /// Which items' changes wait because programs hold them, and why — or because the mount
+    /// cannot tell which files are held (``ItemsInUse/everyItemBecause``): a deferral shows in
+    /// the status while it lasts. Nil when nothing waits.
+    private func heldForItemsInUse() throws -> String? {
+        let items = try store.write { writer in
+            var items: [ItemID] = []
+            for deferred in try writer.deferredChanges() where !items.contains(deferred.item) { items.append(deferred.item) }
+            return items
+        }
+        guard !items.isEmpty else { return nil }
+        let paths = try items.prefix(10).map { try store.summary(id: $0)?.path ?? $0.rawValue }
+        let more = items.count > 10 ? " and \(items.count - 10) more" : ""
+        let why = itemsInUse().everyItemBecause.map { "whatever their item, \($0)" }
+            ?? "a program holds them (a lock, or writes not saved yet)"
+        return "changes of \(paths.joined(separator: ", "))\(more) wait: \(why)"
     }
 
     /// Why a batch cannot be applied yet: something it needs has not reached the cloud (a
@@ -308,7 +333,7 @@ public final class SyncEngine: Sendable {
         let encodedCursor = try CloudCoding.encoder.encode(cursor)
         var plainChanges: [String] = []
         if batch.device != link.device { try fillFetched.withLock { $0 }() }
-        let busy = batch.device == link.device ? [] : itemsInUse()
+        let busy = batch.device == link.device ? ItemsInUse([]) : itemsInUse()
         let applied = try store.write(as: ChangeOrigin(.sync, device: deviceName(batch.device))) { writer in
             var count = 0
             if batch.device != link.device {

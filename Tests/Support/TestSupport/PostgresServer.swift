@@ -93,12 +93,13 @@ public final class PostgresServer: @unchecked Sendable {
         LeftoverRecords.servers.forget(folder.path)
     }
 
-    /// Runs `sql` with psql and returns what it printed (unaligned, tuples only).
+    /// Runs `sql` with psql and returns what it printed (unaligned, tuples only); a failure's
+    /// message carries the SQLSTATE (`ERROR:  42501: …`), so a test can tell why it failed.
     @discardableResult
     public func execute(_ sql: String, database: String = "postgres", user: String = "postgres",
                         password: String? = nil) throws -> String {
         let result = try CommandRunner.run("psql", ["-h", host, "-p", "\(port)", "-U", user, "-d", database,
-                                                    "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-c", sql],
+                                                    "-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-v", "VERBOSITY=verbose", "-c", sql],
                                            in: "/", environment: ["PGPASSWORD": password ?? superuserPassword,
                                                                   "PGSSLMODE": "disable", "PATH": "/usr/bin:/bin"],
                                            timeout: Self.commandTimeout)

@@ -1,0 +1,71 @@
+import Foundation
+import Glibc
+import Testing
+import TestSupport
+import ShelfModel
+import ShelfStore
+@testable import ShelfSync
+@testable import ShelfFS
+
+/// Sync never writes over a file a program is writing through the mount: a change from the
+/// cloud waits while the file has unsaved bytes — the status says so — and merges with them
+/// once they are saved.
+@Suite(.serialized) struct RemoteUpdateDeferralTests {
+    @Test func unsavedWritesThroughTheMountHoldARemoteUpdateBack() throws {
+        let folder = try TemporaryFolder()
+        let shared = FolderCloud(folder: folder.child("cloud"))
+        let a = try LibraryStore.create(at: folder.child("a"))
+        let note = try a.insert(.note(Note(title: "Shared", content: "line one\nline two\n")))
+        try SyncEngine.link(a, to: shared, deviceName: "a")
+        let engineA = SyncEngine(store: a, cloud: shared)
+        try engineA.sync()
+
+        let b = try TestLibrary()
+        try SyncEngine.link(b.store, to: shared, deviceName: "b")
+        let engineB = SyncEngine(store: b.store, cloud: shared)
+        try engineB.sync()
+        try engineB.download(note.item.id)
+
+        try b.withMount(sync: engineB) { mount in
+            let path = mount.path(note.path)
+            let original = try mount.text(note.path)
+            // A program writes the whole file and keeps it open: the mount holds the bytes
+            // unsaved (its idle save is a minute away).
+            let edited = original.replacingOccurrences(of: "line two\n", with: "line two\nline three from b\n")
+            let close = DispatchSemaphore(value: 0)
+            let writer = ProbedThread("writer") {
+                let fd = open(path, O_WRONLY | O_TRUNC)
+                guard fd >= 0 else { throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO) }
+                defer { Glibc.close(fd) }
+                let bytes = Array(edited.utf8)
+                guard write(fd, bytes, bytes.count) == bytes.count else { throw POSIXError(.EIO) }
+                close.wait()
+            }
+            #expect(writer.waitUntilAsleep(), "the writer wrote and waits to close")
+            #expect(eventually(within: .seconds(10)) { b.hasUnsavedBytes() }, "the mount holds the bytes unsaved")
+
+            let item = try #require(try a.record(id: note.item.id)).item
+            var changed = try #require({ if case .note(let note) = item { note } else { nil } }())
+            changed.content = "line ONE from a\nline two\n"
+            try a.update(.note(changed))
+            try engineA.sync()
+
+            // B pulls a's change and holds it back, and says so.
+            try engineB.sync()
+            let waiting = try #require(try engineB.status()?.waiting, "nothing is said to wait")
+            #expect(waiting.contains("changes of \(note.path) wait"), "\(waiting)")
+            #expect(try b.store.record(id: note.item.id)?.text.contains("line one\n") == true, "a's change went over unsaved bytes")
+
+            close.signal()
+            try writer.finish()
+            try b.waitUntilSaved()
+            try engineB.sync()
+            #expect(try engineB.status()?.waiting == nil)
+            // Both edits are there: b's saved line and a's change, merged (in the store at once,
+            // in the mount once the kernel has dropped the pages it cached).
+            let merged = try #require(try b.store.record(id: note.item.id)?.text)
+            #expect(merged.contains("line ONE from a\n") && merged.contains("line three from b\n"), "\(merged)")
+            #expect(eventually(within: .seconds(10)) { (try? mount.text(note.path)) == merged })
+        }
+    }
+}
