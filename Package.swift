@@ -31,6 +31,8 @@ let package = Package(
         /// every file operation, unmounting that always happens, records for scripts/test).
         .target(name: "TestSupport", dependencies: ["FuseKit", .product(name: "GRDB", package: "GRDB.swift")],
                 path: "Tests/Support/TestSupport"),
+        /// The commit a release build records (`shelf --version`), set by scripts/package.
+        .target(name: "CShelfBuild"),
         .target(name: "ShelfModel"),
         .target(name: "ShelfMarkdown", dependencies: [
             "ShelfModel",
@@ -60,7 +62,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "shelf", dependencies: [
-            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "ShelfSync", "ShelfFS", "FuseKit",
+            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "ShelfSync", "ShelfFS", "FuseKit", "CShelfBuild",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -1,4 +1,7 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The mounts of this process's mount namespace, from `/proc/self/mountinfo`.
 public enum MountTable {
@@ -28,6 +31,15 @@ public enum MountTable {
         let parent = url.deletingLastPathComponent().resolvingSymlinksInPath()
         let resolved = parent.appendingPathComponent(url.lastPathComponent).path
         return mounts().last { $0.mountpoint == resolved || $0.mountpoint == path }
+    }
+
+    /// Whether the mount at `path` lost its filesystem process: the kernel answers every
+    /// request on it with `ENOTCONN` ("Transport endpoint is not connected") until it is
+    /// unmounted. Asked with `statvfs`, which the kernel always sends to the filesystem: a
+    /// `stat` of the mount's root can be answered from attributes the kernel still caches.
+    public static func isDisconnected(_ path: String) -> Bool {
+        var info = statvfs()
+        return statvfs(path, &info) != 0 && errno == ENOTCONN
     }
 
     /// Fields: id parent major:minor root mountpoint options [optional…] - type source superopts.

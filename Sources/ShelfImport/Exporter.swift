@@ -87,7 +87,7 @@ public enum Exporter {
             } catch {
                 // What the last export wrote there, if anything, stays listed as its own.
                 manifest.files[path] = previous.files[path]
-                summary.failed.append("\(target.path): \(error)")
+                summary.failed.append("\(target.path): \(ErrorReason.of(error))")
                 return
             }
             manifest.files[path] = hash(data)
@@ -105,7 +105,7 @@ public enum Exporter {
                     let path = String(target.path.dropFirst(folder.path.count + 1))
                     manifest.files[path] = previous.files[path]
                     summary.written -= 1
-                    summary.failed.append("\(target.path): \(error)")
+                    summary.failed.append("\(target.path): \(ErrorReason.of(error))")
                 }
             }
         }
@@ -178,7 +178,7 @@ public enum Exporter {
         } catch let error as ImportError {
             throw error
         } catch {
-            throw ImportError.exportFailed(path: url.path, reason: "\(error)")
+            throw ImportError.exportFailed(path: url.path, reason: ErrorReason.of(error))
         }
     }
 }

@@ -17,6 +17,7 @@ enum HighlightImport {
             summary.encoding = reading.encoding
             summary.omissions = reading.omissions
             reading.problems.forEach { summary.skip($0) }
+            summary.bookmarks = reading.bookmarks
             summary.skipped += reading.bookmarks
             var books = ExistingBooks(writer: writer, index: index)
             for (done, source) in reading.books.enumerated() {

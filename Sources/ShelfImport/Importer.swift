@@ -18,6 +18,10 @@ public struct ImportSummary: Hashable, Sendable, CustomStringConvertible {
     public var problems: [ImportProblem] = []
     /// Source data left out as a whole, with the reason (`Bookmark has no Annotation column …`).
     public var omissions: [String] = []
+    /// Bookmarks met (counted in `skipped`): places without text, which Shelf does not keep.
+    public var bookmarks = 0
+    /// The lines of the skipped bookmarks, for sources with lines (Kindle clippings).
+    public var bookmarkLines: [Int] = []
 
     public init(format: ImportFormat) { self.format = format }
 
@@ -26,7 +30,14 @@ public struct ImportSummary: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         let readAs = encoding == .utf8 ? "" : " (read as \(encoding.rawValue))"
         return (["\(format.rawValue): \(added) added, \(updated) updated, \(unchanged) unchanged, \(skipped) skipped\(readAs)"]
-            + omissions + problems.map(\.description)).joined(separator: "\n")
+            + omissions + problems.map(\.description) + (bookmarks > 0 ? [bookmarkLine] : [])).joined(separator: "\n")
+    }
+
+    /// `2 bookmarks skipped (lines 12, 40): …` — why the skipped count holds them.
+    private var bookmarkLine: String {
+        let shown = bookmarkLines.prefix(10).map(String.init).joined(separator: ", ")
+        let lines = bookmarkLines.isEmpty ? "" : " (line\(bookmarkLines.count == 1 ? "" : "s") \(shown)\(bookmarkLines.count > 10 ? ", …" : ""))"
+        return "\(bookmarks) bookmark\(bookmarks == 1 ? "" : "s") skipped\(lines): a bookmark marks a place without text; Shelf keeps highlights and notes."
     }
 }
 
@@ -75,19 +86,18 @@ public struct Importer: Sendable {
             return try HighlightImport.run(try Self.read(file, as: highlightFormat), format: highlightFormat,
                                            into: store, progress: progress)
         }
-        let data = try SourceText.read(file)
-        let source = try SourceText(decoding: data, path: file.path)
-        let text = source.text
-        let isKindle = format.map { $0 == .kindle } ?? KindleClippings.looksLikeClippings(text)
-        if isKindle {
-            guard KindleClippings.looksLikeClippings(text) else { throw ImportError.notKindleClippings(path: file.path) }
+        let data = try SourceText.load(file)
+        if let clippings = try clippingsText(data, path: file.path) {
             if let assignment = columnMap.assignments.first {
                 throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "Kindle clippings have no columns to map")
             }
-            // Kindles write UTF-8; bytes that are not are damage, confined to their entries.
-            return try importClippings(source.encoding == .windows1252 ? SourceText.lossyUTF8(data) : source,
-                                       into: store, progress: progress)
+            return try importClippings(clippings, into: store, progress: progress)
         }
+        if let kind = SourceText.binaryKind(of: data) {
+            throw ImportError.notCSV(path: file.path, looksLike: kind)
+        }
+        let source = try SourceText(decoding: data, path: file.path)
+        let text = source.text
         if let kind = SourceText.nonCSVKind(of: text) {
             throw ImportError.notCSV(path: file.path, looksLike: kind)
         }
@@ -122,6 +132,28 @@ public struct Importer: Sendable {
         }
     }
 
+    /// The text of `data` when it is to be read as Kindle clippings (`--format kindle`, or
+    /// clippings recognised), else nil. Kindles write UTF-8; bytes that are not — a stray
+    /// UTF-16 byte order mark, NUL bytes — are damage confined to their entries, so they do
+    /// not make the file "binary" and only those entries are skipped.
+    private func clippingsText(_ data: Data, path: String) throws -> SourceText? {
+        guard format == nil || format == .kindle else { return nil }
+        let binaryKind = SourceText.binaryKind(of: data)
+        if let binaryKind, binaryKind != SourceText.nulBytesKind {
+            if format == .kindle { throw ImportError.notCSV(path: path, looksLike: binaryKind) }
+            return nil
+        }
+        // A file that is whole UTF-8, or UTF-16 by its byte order mark, reads as it is.
+        if binaryKind == nil, let decoded = try? SourceText(decoding: data, path: path), decoded.encoding != .windows1252,
+           KindleClippings.looksLikeClippings(decoded.text) {
+            return decoded
+        }
+        let lossy = SourceText.lossyUTF8(data)
+        if KindleClippings.looksLikeClippings(lossy.text) { return lossy }
+        if format == .kindle { throw ImportError.notKindleClippings(path: path) }
+        return nil
+    }
+
     /// The formats `HighlightImport` applies, each read by its own reader.
     private static let highlightFormats: Set<ImportFormat> = [.kobo, .koreader, .readwise, .calibre]
 
@@ -149,7 +181,9 @@ public struct Importer: Sendable {
             var summary = ImportSummary(format: .kindle)
             summary.encoding = source.encoding
             problems.forEach { summary.skip($0) }
-            summary.skipped += clippings.count(where: { $0.kind == .bookmark })
+            summary.bookmarkLines = clippings.filter { $0.kind == .bookmark }.map(\.line)
+            summary.bookmarks = summary.bookmarkLines.count
+            summary.skipped += summary.bookmarks
             var books = ExistingBooks(writer: writer, index: index)
             // Entries: clippings and unreadable ones; bookmarks and those are done already.
             let total = clippings.count + problems.count

@@ -87,9 +87,10 @@ enum KindleClippings {
         return (clippings, problems)
     }
 
-    /// A line without byte order marks and trailing spaces.
+    /// A line without byte order marks, NUL bytes and trailing spaces (a damaged entry's
+    /// separator line still ends it).
     private static func cleanLine(_ line: Substring) -> String {
-        String(String.UnicodeScalarView(line.unicodeScalars.filter { $0 != "\u{FEFF}" }))
+        String(String.UnicodeScalarView(line.unicodeScalars.filter { $0 != "\u{FEFF}" && $0 != "\u{0}" }))
             .trimmed()
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ShelfStore
 
 /// The character encodings import files arrive in: UTF-8 from the apps themselves, and what
 /// Excel writes when a CSV is saved again — "CSV" in the Windows code page, or "Unicode Text"
@@ -26,6 +27,15 @@ struct SourceText {
 
     /// The bytes of the file at `url`, refused when they are clearly not text.
     static func read(_ url: URL) throws -> Data {
+        let data = try load(url)
+        if let kind = binaryKind(of: data) {
+            throw ImportError.notCSV(path: url.path, looksLike: kind)
+        }
+        return data
+    }
+
+    /// The bytes of the file at `url`, whatever they are.
+    static func load(_ url: URL) throws -> Data {
         var isFolder: ObjCBool = false
         guard FileManager.default.fileExists(atPath: url.path, isDirectory: &isFolder), !isFolder.boolValue else {
             throw ImportError.fileMissing(path: url.path)
@@ -34,10 +44,7 @@ struct SourceText {
         do {
             data = try Data(contentsOf: url)
         } catch {
-            throw ImportError.fileUnreadable(path: url.path, reason: error.localizedDescription)
-        }
-        if let kind = binaryKind(of: data) {
-            throw ImportError.notCSV(path: url.path, looksLike: kind)
+            throw ImportError.fileUnreadable(path: url.path, reason: ErrorReason.of(error))
         }
         return data
     }
@@ -59,9 +66,9 @@ struct SourceText {
         }
     }
 
-    /// `data` as UTF-8 line by line: each line with invalid bytes is decoded with U+FFFD and
-    /// listed in `garbledLines`, so a Kindle's clippings file with one damaged entry loses
-    /// only that entry. Lines end at `\n`, `\r\n` or a lone `\r`, as `Character.isNewline` splits them.
+    /// `data` as UTF-8 line by line: each line with invalid bytes (a stray UTF-16 byte order
+    /// mark among them) or NUL bytes is decoded with U+FFFD and listed in `garbledLines`, so a
+    /// Kindle's clippings file with one damaged entry loses only that entry. Lines end at `\n`, `\r\n` or a lone `\r`, as `Character.isNewline` splits them.
     static func lossyUTF8(_ data: Data) -> SourceText {
         let bytes = [UInt8](data)
         var garbled = Set<Int>()
@@ -69,7 +76,7 @@ struct SourceText {
         var start = 0
         var index = 0
         func checkLine(_ end: Int) {
-            if String(validating: bytes[start..<end], as: UTF8.self) == nil { garbled.insert(line) }
+            if bytes[start..<end].contains(0) || String(validating: bytes[start..<end], as: UTF8.self) == nil { garbled.insert(line) }
         }
         while index < bytes.count {
             if bytes[index] == UInt8(ascii: "\n") || bytes[index] == UInt8(ascii: "\r") {
@@ -115,9 +122,13 @@ struct SourceText {
         return Unicode.Scalar(high[Int(byte) - 0x80])!
     }
 
+    /// `binaryKind` of a file whose only sign of being binary is NUL bytes — also what a text
+    /// file with a damaged stretch looks like.
+    static let nulBytesKind = "a binary file"
+
     /// What `data` is when it is clearly not text, by its magic bytes or NUL bytes (which
     /// UTF-16 text, recognised by its byte order mark, is full of).
-    private static func binaryKind(of data: Data) -> String? {
+    static func binaryKind(of data: Data) -> String? {
         let magics: [(prefix: [UInt8], kind: String)] = [
             (Array("%PDF".utf8), "a PDF document"),
             ([0x50, 0x4B, 0x03, 0x04], "a ZIP archive (unzip it and import the .csv inside) or an .xlsx/.numbers spreadsheet"),
@@ -126,7 +137,7 @@ struct SourceText {
         ]
         if let match = magics.first(where: { data.starts(with: $0.prefix) }) { return match.kind }
         if data.isEmpty { return "an empty file" }
-        if utf16ByteOrder(Array(data.prefix(2))) == nil, data.prefix(8192).contains(0) { return "a binary file" }
+        if utf16ByteOrder(Array(data.prefix(2))) == nil, data.prefix(8192).contains(0) { return nulBytesKind }
         return nil
     }
 

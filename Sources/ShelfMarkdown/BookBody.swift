@@ -185,12 +185,16 @@ private struct PassageDraft {
     private var fields = PassageMarkdown.PerField<FieldValue>()
     /// A field written as a bare `**Label**:`, whose value may follow as quote lines.
     private var openField: PassageMarkdown.Field?
+    /// The last field read, while plain lines below it (blank-separated paragraphs too) may
+    /// continue its value: a note typed naturally over several lines.
+    private var continuingField: PassageMarkdown.Field?
 
     /// A field's value as written, and the line of its label.
     private struct FieldValue {
         enum Written {
-            /// The rest of the label line.
-            case inline(ArraySlice<UInt8>)
+            /// The rest of the label line, and the index of the last plain line continuing it
+            /// (nil when the value is that one line).
+            case inline(ArraySlice<UInt8>, through: Int?)
             /// Quote lines below a bare label, as indices into `SourceText.lines`.
             case quoted(Range<Int>)
         }
@@ -209,7 +213,7 @@ private struct PassageDraft {
     /// The line number of the quote's last line (0 before the quote).
     var quoteEndLine: Int { quoteLines?.upperBound ?? 0 }
 
-    /// A blank line: ends the quote and any multi-line field value.
+    /// A blank line: ends the quote and a quoted field value (a plain one may go on).
     mutating func endBlock() {
         if quoteLines != nil { quoteClosed = true }
         openField = nil
@@ -225,8 +229,14 @@ private struct PassageDraft {
             if line.starts(with: "**"), line.text.contains("**:") {
                 return "unknown passage field in `\(line.text)`; a passage has \(PassageMarkdown.Field.labelList) lines"
             }
-            return "unexpected line in a passage; a passage holds a `> ` quote, then \(PassageMarkdown.Field.labelList) "
-                + "lines — put free text under a `## ` heading after the passages"
+            if let field = continuingField, case .inline(let first, _)? = fields[field]?.written {
+                fields[field]?.written = .inline(first, through: line.index)
+                openField = nil
+                return nil
+            }
+            return "unexpected line in a passage; a passage is `### Page 42`, its `> ` quote, a blank line, then "
+                + "\(PassageMarkdown.Field.labelList) lines, and a note or summary goes on over the lines below its label "
+                + "(`**Note**: first line`, then more lines) — put other text under a `## ` heading after the passages"
         }
         guard quoteLines != nil else {
             return "`\(field.label)` comes before the passage's quote; put the `> ` quote right under the heading"
@@ -237,12 +247,14 @@ private struct PassageDraft {
         quoteClosed = true
         var value = line.dropping(bytes: field.label.utf8CodeUnitCount)
         if value.first == UInt8(ascii: " ") { value = value.dropFirst() }
-        fields[field] = FieldValue(line: line.number, written: .inline(value))
+        fields[field] = FieldValue(line: line.number, written: .inline(value, through: nil))
         openField = value.isEmpty ? field : nil
+        continuingField = field == .note || field == .aiSummary ? field : nil
         return nil
     }
 
     private mutating func readQuoteLine(_ index: Int) -> String? {
+        continuingField = nil
         if let field = openField {
             if case .quoted(let lines) = fields[field]?.written {
                 fields[field]?.written = .quoted(lines.lowerBound..<(index + 1))
@@ -286,15 +298,27 @@ private struct PassageDraft {
     private func value(of field: PassageMarkdown.Field, in lines: [SourceLine]) -> String? {
         switch fields[field]?.written {
         case nil: nil
-        case .inline(let text): text.string
+        case .inline(let text, nil): text.string
+        case .inline(let text, let through?): Self.continuedValue(text, lines[(fields[field]!.line)...through])
         case .quoted(let range): Self.joinedQuote(lines[range])
         }
+    }
+
+    /// A value begun on its label's line (`first`, possibly empty) and continued on `lines`:
+    /// the lines joined by `\n`, blank ones as empty lines, none before the first text.
+    private static func continuedValue(_ first: ArraySlice<UInt8>, _ lines: ArraySlice<SourceLine>) -> String {
+        var parts = first.isEmpty ? [] : [first.string]
+        for line in lines where !(parts.isEmpty && line.isBlank) {
+            parts.append(line.isBlank ? "" : line.text)
+        }
+        return parts.joined(separator: "\n")
     }
 
     /// The day an `**Added**:` value names; nil when it is not a date or spans lines.
     private static func calendarDate(_ written: FieldValue.Written, in lines: [SourceLine]) -> CalendarDate? {
         switch written {
-        case .inline(let text): Timestamp.calendarDate(utf8: text)
+        case .inline(let text, nil): Timestamp.calendarDate(utf8: text)
+        case .inline(_, _?): nil
         case .quoted(let range): range.count == 1 ? Timestamp.calendarDate(utf8: PassageMarkdown.quoteContent(lines[range.lowerBound])) : nil
         }
     }

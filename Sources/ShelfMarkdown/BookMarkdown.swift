@@ -31,8 +31,11 @@ enum BookMarkdown {
         let title = fields.text("title")
         let author = fields.text("author")
         let isbn = fields.text("isbn")
-        let status = fields.typed("status", expecting: "one of " + ReadingStatus.allCases.map(\.rawValue).joined(separator: ", "),
-                                  ReadingStatus.init(rawValue:))
+        // Synonyms (`currently-reading`, `finished`) are read as the status they name; the file
+        // keeps the word written until the book is rendered again.
+        let status = fields.typed("status", expecting: "one of " + ReadingStatus.allCases.map(\.rawValue).joined(separator: ", ")
+                                    + " (or currently-reading, finished, want-to-read, dnf)",
+                                  ReadingStatus.init(naming:))
         let currentPage = fields.count("current_page")
         let totalPages = fields.count("total_pages")
         let rating = fields.typed("rating", expecting: "a number from 0.5 to 5 (leave it out for unrated)") { text in

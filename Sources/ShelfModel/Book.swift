@@ -6,6 +6,24 @@ public enum ReadingStatus: String, Codable, Sendable, CaseIterable {
     case reading
     case read
     case abandoned
+
+    /// The status `text` names: Shelf's own words, or what other apps and people write for
+    /// them (Goodreads' `currently-reading`, `finished`, `want to read`, `DNF`), in any case,
+    /// with spaces, `_` or `-`. Nil for anything else.
+    public init?(naming text: String) {
+        let word = text.lowercased().split(whereSeparator: { $0 == " " || $0 == "_" || $0 == "-" }).joined(separator: "-")
+        if let status = ReadingStatus(rawValue: word) {
+            self = status
+            return
+        }
+        switch word {
+        case "currently-reading", "in-progress", "started", "on-hold", "paused": self = .reading
+        case "finished", "done", "completed", "complete": self = .read
+        case "want-to-read", "toread", "tbr", "unread", "not-started", "planned": self = .toRead
+        case "dnf", "did-not-finish", "gave-up", "stopped": self = .abandoned
+        default: return nil
+        }
+    }
 }
 
 /// The stable identity of a passage inside its book, written as an Obsidian block id

@@ -31,7 +31,7 @@ struct LibraryFolder {
             try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
         } catch {
-            throw StoreError.libraryUnreadable(path: url.path, reason: "the folder cannot be created (\(error.localizedDescription))")
+            throw StoreError.libraryUnreadable(path: url.path, reason: "the folder cannot be created (\(ErrorReason.of(error)))")
         }
         try checkUsableFolder()
     }
@@ -47,7 +47,7 @@ struct LibraryFolder {
                                                         attributes: [.posixPermissions: 0o700])
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             } catch {
-                throw StoreError.libraryUnreadable(path: url.path, reason: "\(folder.path) cannot be created (\(error.localizedDescription))")
+                throw StoreError.libraryUnreadable(path: url.path, reason: "\(folder.path) cannot be created (\(ErrorReason.of(error)))")
             }
         }
     }

@@ -206,6 +206,12 @@ public final class LibraryStore: Sendable {
     /// Live items containing every word of `query` (any text is safe: words are searched for,
     /// never parsed as FTS syntax), best match first.
     public func search(_ query: String, limit: Int = 50) throws -> [SearchHit] {
+        guard let query = SearchQuery(query) else { return [] }
+        return try search(query, limit: limit)
+    }
+
+    /// Live items matching `query`, best match first, at most `limit`.
+    public func search(_ query: SearchQuery, limit: Int) throws -> [SearchHit] {
         try readDatabase { try SearchIndex.search(query, limit: limit, in: $0) }
     }
     /// Items in the trash, most recently trashed first.

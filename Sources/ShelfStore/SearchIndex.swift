@@ -40,16 +40,15 @@ enum SearchIndex {
             """)
     }
 
-    /// Live items matching every word of `text`, best first, with a `[`…`]`-marked excerpt.
-    static func search(_ text: String, limit: Int, in db: Database) throws -> [SearchHit] {
-        guard let match = matchExpression(for: text) else { return [] }
+    /// Live items matching every word of `query`, best first, with a `[`…`]`-marked excerpt.
+    static func search(_ query: SearchQuery, limit: Int, in db: Database) throws -> [SearchHit] {
         return try Row.fetchAll(db, sql: """
             SELECT item.id, item.kind, item.title, item.path,
                    snippet(item_search, -1, '[', ']', '…', 12)
             FROM item_search JOIN item ON item.serial = item_search.rowid
             WHERE item_search MATCH ? AND item.trashed_at IS NULL
             ORDER BY item_search.rank LIMIT ?
-            """, arguments: [match, limit]).map { row in
+            """, arguments: [query.matchExpression, limit]).map { row in
             let id = ItemID(rawValue: row[0])
             let rawKind: String = row[1]
             guard let kind = ItemKind(rawValue: rawKind) else {
@@ -57,16 +56,6 @@ enum SearchIndex {
             }
             return SearchHit(id: id, kind: kind, title: row[2], path: row[3], snippet: row[4])
         }
-    }
-
-    /// Each whitespace-separated word of `text` as a quoted FTS5 string (inner `"` doubled), so
-    /// operators, column filters and stray quotes in user text are searched for, never parsed.
-    /// Control characters separate words too: SQLite would cut the query at a NUL, mid-string.
-    /// Nil when there is no word to look for.
-    static func matchExpression(for text: String) -> String? {
-        let words = text.split { $0.isWhitespace || $0.unicodeScalars.allSatisfy { $0.properties.generalCategory == .control } }
-        guard !words.isEmpty else { return nil }
-        return words.map { "\"" + $0.replacingOccurrences(of: "\"", with: "\"\"") + "\"" }.joined(separator: " ")
     }
 
     /// The indexed text of one item.

@@ -11,10 +11,16 @@ struct ShelfConfig {
     var library: String?
 
     static var fileURL: URL {
-        let environment = ProcessInfo.processInfo.environment
-        let base = environment["XDG_CONFIG_HOME"].flatMap { $0.isEmpty ? nil : $0 }
-            ?? (NSHomeDirectory() + "/.config")
+        // The XDG spec: a relative or empty value is to be ignored.
+        let base = ProcessInfo.processInfo.environment["XDG_CONFIG_HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil }
+            ?? (homeFolder + "/.config")
         return URL(fileURLWithPath: base).appendingPathComponent("shelf/config.toml")
+    }
+
+    /// `$HOME`, as every Unix program takes it, and the password database's home folder only
+    /// when `HOME` is unset: `HOME=/tmp/h shelf init` must not touch the real user's files.
+    static var homeFolder: String {
+        ProcessInfo.processInfo.environment["HOME"].flatMap { $0.hasPrefix("/") ? $0 : nil } ?? NSHomeDirectory()
     }
 
     static func load() throws -> ShelfConfig {

@@ -16,6 +16,33 @@ enum ShelfMounts {
             .map(\.mountpoint)
     }
 
+    /// The library's mountpoints whose mount process is gone.
+    static func deadMountpoints(ofLibrary folder: URL) -> [String] {
+        mountpoints(ofLibrary: folder).filter(MountTable.isDisconnected)
+    }
+
+    /// Makes `path` ready to mount on: a dead Shelf mount there (its process was killed) is
+    /// cleared, so the new mount replays its journal and takes over; a live mount or another
+    /// file system there is an error naming what to do.
+    static func clearForMount(_ path: String) throws {
+        guard let existing = MountTable.mount(at: path) else { return }
+        let isShelf = existing.filesystemType == "fuse.shelf"
+        guard MountTable.isDisconnected(path) else {
+            throw CLIError(isShelf
+                ? "\(path) is already mounted (\(existing.source)); unmount it first with `shelf unmount \(path)`, or mount on another folder."
+                : "\(path) is already a mountpoint (\(existing.filesystemType)); choose an empty folder, or unmount it first.")
+        }
+        guard isShelf else {
+            throw CLIError("\(path) is a dead \(existing.filesystemType) mount of another program; clear it with `fusermount3 -u -z \(path)`, then mount again.")
+        }
+        FileHandle.standardError.write(Data("shelf: \(path) was a dead mount (its mount process had ended); clearing it and mounting again\n".utf8))
+        let status = try runTool("/usr/bin/fusermount3", ["-u", "-z", path])
+        guard status == 0 else {
+            throw CLIError("could not clear the dead mount at \(path) (fusermount3 exited with \(status)); run `umount -l \(path)` as root, then `shelf mount` again.")
+        }
+        try waitUntilUnmounted(path, timeout: .seconds(10))
+    }
+
     static func waitUntilUnmounted(_ path: String, timeout: Duration) throws {
         let deadline = ContinuousClock.now + timeout
         while MountTable.mount(at: path) != nil {

@@ -88,9 +88,58 @@ import Testing
         #expect(passage.stdout.contains("Walden"))
         #expect(passage.stdout.contains("Stoic themes"))
         let none = try cli.run("search", "xylophone")
-        #expect(none.stdout.contains("No matches"))
+        #expect(none.status == 1 && none.stdout.isEmpty, "no match exits 1 with nothing on stdout, as grep does")
+        #expect(none.stderr.contains("No matches"))
         let hostile = try cli.run("search", "\"unbalanced", "AND", "(")
-        #expect(hostile.status == 0, "\(hostile.stderr)")
+        #expect(hostile.status == 1 && hostile.stderr.hasPrefix("No matches"), "\(hostile.stderr)")
+    }
+
+    struct Hit: Decodable {
+        struct PassageHit: Decodable, Equatable { var id: String; var page: Int? }
+        var title: String
+        var passages: [PassageHit]
+    }
+
+    /// Issue #22: no prefix search, a silent cut at 50, and no passage ids or pages.
+    @Test func searchFindsPrefixesNamesItsPassagesAndSaysWhenItCuts() throws {
+        let cli = try sampleLibrary()
+        let prefix = try cli.run("search", "desperat*", "--json")
+        #expect(prefix.status == 0, "\(prefix.stderr)")
+        let hits = try JSONDecoder().decode([Hit].self, from: Data(prefix.stdout.utf8))
+        #expect(hits.map(\.title) == ["Walden"])
+        #expect(hits.first?.passages == [Hit.PassageHit(id: "p-9e27", page: 16)])
+
+        let all = try cli.run("search", "the")
+        let cut = try cli.run("search", "the", "--limit", "1")
+        #expect(cut.status == 0)
+        #expect(cut.stdout.split(separator: "\n").count == 2, "one hit: its path and its excerpt")
+        #expect(all.stdout.split(separator: "\n").count > 2)
+        #expect(cut.stderr.contains("showing the first 1 matches; more match. Pass --limit N"))
+        #expect(!all.stderr.contains("more match"))
+    }
+
+    /// Issue #22: list --json had no author, status, rating, ISBN or tags.
+    @Test func listJSONCarriesTheBookFields() throws {
+        struct Book: Decodable { var title: String; var author: String?; var isbn: String?; var status: String?
+            var tags: [String]; var current_page: Int?; var date_added: String? }
+        let cli = try sampleLibrary()
+        let books = try JSONDecoder().decode([Book].self, from: Data(try cli.run("list", "books", "--json").stdout.utf8))
+        let walden = try #require(books.first { $0.title == "Walden" })
+        #expect(walden.author == "Henry David Thoreau" && walden.isbn == "0691096120" && walden.status == "reading")
+        #expect(walden.tags == ["nature", "philosophy"] && walden.current_page == 120 && walden.date_added == "2025-11-02")
+    }
+
+    /// Issue #22: `shelf export /proc/foo` printed `Error Domain=NSCocoaErrorDomain Code=4 …`.
+    @Test func errorsAreOneLineWithoutFoundationInternals() throws {
+        let cli = try sampleLibrary()
+        let export = try cli.run("export", "/proc/foo/bar")
+        #expect(export.status != 0)
+        #expect(!export.stderr.contains("Domain="), "\(export.stderr)")
+        #expect(export.stderr.contains("cannot export to /proc/foo/bar"))
+        #expect(export.stderr.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").count == 1)
+
+        let version = try cli.run("--version")
+        #expect(version.status == 0 && version.stdout.hasPrefix("0.") && version.stdout.contains("(commit "), "\(version)")
     }
 
     @Test func trashListRestoreAndEmpty() throws {

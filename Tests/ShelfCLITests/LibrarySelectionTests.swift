@@ -16,6 +16,29 @@ import Testing
         #expect(items?.isEmpty == true, "\(listed.stdout)")
     }
 
+    /// Issue #22: the home folder came from the password database, so `HOME=/tmp/h shelf init`
+    /// rewrote the real user's config.
+    @Test func homeAndXDGConfigHomeDecideWhereConfigAndTheDefaultLibraryLive() throws {
+        var cli = try ShelfCLI()
+        let home = cli.scratch.appendingPathComponent("home")
+        try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)
+        cli.environment["HOME"] = home.path
+        cli.environment.removeValue(forKey: "XDG_CONFIG_HOME")
+        let created = try cli.run("init")
+        #expect(created.status == 0, "\(created.stderr)")
+        #expect(FileManager.default.fileExists(atPath: home.appendingPathComponent("Shelf/shelf.sqlite").path))
+        let config = try String(contentsOf: home.appendingPathComponent(".config/shelf/config.toml"), encoding: .utf8)
+        #expect(config.contains(home.appendingPathComponent("Shelf").path))
+
+        let xdg = cli.scratch.appendingPathComponent("xdg")
+        cli.environment["XDG_CONFIG_HOME"] = xdg.path
+        #expect(try cli.run("init", cli.library.path).status == 0)
+        #expect(try String(contentsOf: xdg.appendingPathComponent("shelf/config.toml"), encoding: .utf8).contains(cli.library.path))
+        cli.environment["XDG_CONFIG_HOME"] = "relative/config"
+        #expect(try cli.run("status", "--json").stdout.contains(home.appendingPathComponent("Shelf").path),
+                "a relative XDG_CONFIG_HOME is ignored, as the spec says")
+    }
+
     @Test func flagBeatsEnvironmentBeatsConfig() throws {
         var cli = try ShelfCLI()
         let first = cli.scratch.appendingPathComponent("first").path

@@ -1,4 +1,6 @@
 import Foundation
+import ShelfMarkdown
+import ShelfStore
 import Testing
 import TestSupport
 
@@ -9,6 +11,40 @@ import TestSupport
         var path: String
         var from: String?
         var device: String?
+    }
+
+    /// Issue #22: `shelf watch` printed `error Books/X.md` without the reason.
+    @Test func anInvalidSaveIsReportedWithItsLineAndMessage() throws {
+        let cli = try ShelfCLI()
+        try cli.run("init", cli.library.path)
+        try cli.run("import", ShelfCLI.samples.appendingPathComponent("library").path)
+        let store = try LibraryStore.open(at: cli.library)
+        let path = "Books/Meditations - Marcus Aurelius.md"
+        let id = try #require(try store.record(atPath: path)).item.id
+        for json in [true, false] {
+            let output = cli.scratch.appendingPathComponent("watch-\(json).out")
+            FileManager.default.createFile(atPath: output.path, contents: nil)
+            let watcher = Process()
+            watcher.executableURL = ShelfCLI.executable
+            watcher.arguments = ["watch", "--library", cli.library.path] + (json ? ["--json"] : [])
+            watcher.environment = cli.environment
+            watcher.standardOutput = try FileHandle(forWritingTo: output)
+            watcher.standardError = FileHandle.nullDevice
+            try watcher.run()
+            defer { kill(watcher.processIdentifier, SIGKILL) }
+            // The watch starts at the feed's end, whenever it gets there: save again until it tells.
+            let expected = json ? #""reason":"line 29: unexpected line in a passage"#
+                                : "error\t\(path)\tline 29: unexpected line in a passage"
+            #expect(try eventually(within: .seconds(20)) {
+                try store.write {
+                    _ = try $0.saveDraft(id: id, bytes: Data("invalid \(UUID())".utf8),
+                                         diagnostics: [Diagnostic(line: 29, message: "unexpected line in a passage")])
+                }
+                return try eventually(within: .milliseconds(500)) {
+                    try String(contentsOf: output, encoding: .utf8).contains(expected)
+                }
+            })
+        }
     }
 
     @Test func reportsDownloadsRenamesErrorsAdditionsAndRemovals() throws {

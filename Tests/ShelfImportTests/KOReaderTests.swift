@@ -29,6 +29,34 @@ import ShelfStore
         #expect(table["nested"]?.table?["deep"]?.table == LuaTable())
     }
 
+    /// Issue #22's held-out cases: every escape KOReader's serializer may write, and long brackets.
+    @Test func stringEscapesAndLongBracketsDecodeExactly() throws {
+        let table = try parse(#"""
+            return {
+                ["text"] = "Quote with \"escaped\" quotes and a backslash \\ in it.",
+                ["lines"] = "one\ntwo\
+            three",
+                ["bytes"] = "\67af\195\169 \0651",
+                ["long"] = [[
+            He said "no" \ and [left].
+            Next line]],
+                ["level"] = [==[a ]] b ]=] c]==],
+                ["skip"] = "a\z
+                       b",
+                ["unicode"] = "\u{20AC}\u{1F600}",
+                [ [[key]] ] = 1,
+            }
+            """#)
+        #expect(table["text"]?.string == #"Quote with "escaped" quotes and a backslash \ in it."#)
+        #expect(table["lines"]?.string == "one\ntwo\nthree")
+        #expect(table["bytes"]?.string == "Café A1")
+        #expect(table["long"]?.string == "He said \"no\" \\ and [left].\nNext line")
+        #expect(table["level"]?.string == "a ]] b ]=] c")
+        #expect(table["skip"]?.string == "ab")
+        #expect(table["unicode"]?.string == "€😀")
+        #expect(table["key"] == .number(1))
+    }
+
     @Test func anythingElseIsRefusedWithItsLine() {
         let cases: [(String, LuaSyntaxError)] = [
             ("return {\n [\"a\"] = os.execute(\"rm\"),\n}", LuaSyntaxError(line: 2, message: "`os` is not a value KOReader writes; sidecars are read as data, never run")),
@@ -83,6 +111,64 @@ import ShelfStore
 
         let again = try Importer().importFile(fixture("koreader"), into: store)
         #expect(again.added == 0 && again.updated == 0 && again.unchanged == 8)
+    }
+
+    /// Issue #22: a highlight whose text holds `\"` and `\\` imported as an empty quote; in
+    /// the old layout, the bookmark's generated `Page 57 <text>` became a note, so the
+    /// highlight showed twice.
+    @Test func escapedHighlightsAndOldLayoutLabelsImportOnce() throws {
+        let temporary = try TemporaryFolder()
+        let store = try makeLibrary(temporary)
+        let folder = temporary.url.appendingPathComponent("device/Emma.sdr", isDirectory: true)
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try #"""
+            -- we can read Lua syntax here!
+            return {
+                ["bookmarks"] = {
+                    [1] = {
+                        ["datetime"] = "2021-05-01 10:00:00",
+                        ["highlighted"] = true,
+                        ["notes"] = "Quote with \"escaped\" quotes and a backslash \\ in it.",
+                        ["page"] = 57,
+                        ["pos0"] = "/body/DocFragment[2]/body/p[4]/text().0",
+                        ["text"] = "Page 57 Quote with \"escaped\" quotes and a backslash \\ in it.",
+                    },
+                    [2] = {
+                        ["datetime"] = "2021-05-02 10:00:00",
+                        ["highlighted"] = true,
+                        ["notes"] = "A second highlight.",
+                        ["page"] = 60,
+                        ["text"] = "My own note\nover two lines.",
+                    },
+                    [3] = {
+                        ["datetime"] = "2021-05-03 10:00:00",
+                        ["highlighted"] = true,
+                        ["notes"] = [[Only in the bookmarks, with "quotes".]],
+                        ["page"] = 61,
+                        ["text"] = "Page 61 Only in the bookmarks, with \"quotes\".",
+                    },
+                },
+                ["doc_props"] = { ["authors"] = "Jane Austen", ["title"] = "Emma" },
+                ["highlight"] = {
+                    [57] = { [1] = {
+                        ["datetime"] = "2021-05-01 10:00:00",
+                        ["pos0"] = "/body/DocFragment[2]/body/p[4]/text().0",
+                        ["text"] = "Quote with \"escaped\" quotes and a backslash \\ in it.",
+                    } },
+                    [60] = { [1] = {
+                        ["datetime"] = "2021-05-02 10:00:00",
+                        ["text"] = "A second highlight.",
+                    } },
+                },
+            }
+            """#.write(to: folder.appendingPathComponent("metadata.epub.lua"), atomically: true, encoding: .utf8)
+        let summary = try Importer(format: .koreader).importFile(folder.deletingLastPathComponent(), into: store)
+        #expect(summary.skipped == 0)
+        let emma = try #require(try store.booksByTitle()["Emma"])
+        #expect(emma.passages.map(\.text) == [#"Quote with "escaped" quotes and a backslash \ in it."#, "A second highlight.",
+                                               #"Only in the bookmarks, with "quotes"."#])
+        #expect(emma.passages.map(\.note) == [nil, "My own note\nover two lines.", nil])
+        #expect(emma.passages.map(\.page) == [57, 60, 61])
     }
 
     @Test func aBadSidecarInAFolderIsSkippedNamingFileAndLine() throws {

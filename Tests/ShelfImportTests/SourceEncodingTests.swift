@@ -67,4 +67,39 @@ import ShelfStore
         #expect(books["Walden"]?.passages.map(\.text) == ["Simplify, simplify."])
         #expect(books["Dune"] == nil)
     }
+
+    /// Issue #22: one entry holding a stray UTF-16 byte order mark and NUL bytes made the whole
+    /// file "a binary file", even with --format kindle.
+    @Test func aClippingWithAUTF16MarkAndNULBytesIsSkippedAndTheOthersImport() throws {
+        let good = { (title: String, text: String, location: Int) in
+            Array("\u{FEFF}\(title)\r\n- Your Highlight on page 1 | Location \(location)-\(location + 2) | Added on Monday, January 5, 2026 9:00:00 AM\r\n\r\n\(text)\r\n==========\r\n".utf8)
+        }
+        let bookmark = Array("Walden (Henry David Thoreau)\r\n- Your Bookmark on page 3 | Location 30 | Added on Monday, January 5, 2026 9:00:00 AM\r\n\r\n\r\n==========\r\n".utf8)
+        let garbled = Array("Dune (Frank Herbert)\r\n- Your Highlight on page 2 | Location 20-22 | Added on Monday, January 5, 2026 9:00:00 AM\r\n\r\n".utf8)
+            + [0xFF, 0xFE] + "Fear".utf16.flatMap { [UInt8($0 & 0xFF), 0] } + Array("\r\n==========\r\n".utf8)
+        let bytes = good("Meditations (Marcus Aurelius)", "You have power over your mind.", 10) + garbled
+            + good("Walden (Henry David Thoreau)", "Simplify, simplify.", 10) + bookmark
+            + good("Walden (Henry David Thoreau)", "Our life is frittered away by detail.", 40)
+        for format in [nil, ImportFormat.kindle] {
+            let (summary, books) = try importBytes(bytes, named: "My Clippings.txt", format: format)
+            #expect(summary.format == .kindle && summary.added == 3 && summary.skipped == 2)
+            #expect(summary.problems.map(\.line) == [6])
+            #expect(summary.problems.first?.message.contains("line 9 is not UTF-8") == true)
+            #expect(summary.description.contains("1 bookmark skipped (line 16): a bookmark marks a place without text"))
+            #expect(books["Meditations"]?.passages.map(\.text) == ["You have power over your mind."])
+            #expect(books["Walden"]?.passages.map(\.text) == ["Simplify, simplify.", "Our life is frittered away by detail."])
+            #expect(books["Dune"] == nil)
+        }
+    }
+
+    @Test func aBinaryFileIsStillRefusedAsClippings() throws {
+        let folder = try TemporaryFolder()
+        let store = try makeLibrary(folder)
+        let file = folder.url.appendingPathComponent("My Clippings.txt")
+        try Data([0x00, 0x01, 0x02, 0x00, 0x41]).write(to: file)
+        let error = #expect(throws: ImportError.self) { try Importer(format: .kindle).importFile(file, into: store) }
+        #expect(error == .notKindleClippings(path: file.path))
+        let pdf = #expect(throws: ImportError.self) { try Importer().importFile(fixture("not-a-csv.pdf"), into: store) }
+        #expect(pdf?.description.contains("it looks like a PDF document") == true)
+    }
 }

@@ -55,6 +55,18 @@ import Testing
         #expect(failureLines(head + "### Page 4\n> a ^p-1\n### Page 5\n> b ^p-1\n") == [10])
     }
 
+    @Test func aStrayLineInAPassageIsToldTheAcceptedForm() throws {
+        let text = "---\ntitle: Dune\n---\n## Passages\n### Page 1\n> a\n\n**Added**: 2025-12-29\nstray line\n"
+        guard case .failure(let failure) = MarkdownCodec.parse(text, kind: .book, fileTitle: nil) else {
+            Issue.record("expected a failure")
+            return
+        }
+        let diagnostic = try #require(failure.diagnostics.first)
+        #expect(diagnostic.line == 9)
+        #expect(diagnostic.message.contains("`### Page 42`, its `> ` quote, a blank line, then"))
+        #expect(diagnostic.message.contains("`**Note**: first line`, then more lines"))
+    }
+
     @Test func everyRepeatOfABlockIDNamesItsFirstUse() {
         let text = "---\ntitle: Dune\n---\n## Passages\n### Page 1\n> a ^p-1\n### Page 2\n> b ^p-1\n### Page 3\n> c ^p-1\n"
         guard case .failure(let failure) = MarkdownCodec.parse(text, kind: .book, fileTitle: nil) else {

@@ -101,6 +101,55 @@ import Testing
         #expect(book.passages[2].aiSummary == "Two lines\n\nof summary.")
     }
 
+    /// Issue #22: a second line typed under `**Note**: …` was "unexpected line in a passage"
+    /// and the whole book was refused.
+    @Test func aNoteTypedOverSeveralLinesParsesBack() throws {
+        let text = """
+            ---
+            title: Dune
+            ---
+            # Dune
+
+            ## Passages
+
+            ### Page 42
+            > I must not fear. ^p-1
+
+            **Note**: The litany.
+            I say it before exams.
+
+            And a second paragraph.
+            **AI Summary**:
+            Fear is named
+            and faced.
+            **Added**: 2025-12-29
+
+            ### Page 43
+            > Fear is the mind-killer. ^p-2
+
+            **Note**: one line
+
+            """
+        let parsed = try MarkdownCodec.parse(text, kind: .book, fileTitle: nil).get()
+        guard case .book(let book) = parsed.item else { Issue.record("not a book"); return }
+        #expect(book.passages.map(\.note) == ["The litany.\nI say it before exams.\n\nAnd a second paragraph.", "one line"])
+        #expect(book.passages[0].aiSummary == "Fear is named\nand faced.")
+        #expect(book.passages[0].dateAdded == CalendarDate(year: 2025, month: 12, day: 29))
+        let reparsed = try MarkdownCodec.parse(MarkdownCodec.render(parsed.item), kind: .book, fileTitle: nil).get()
+        #expect(reparsed.item == parsed.item, "the canonical form (quoted under the bare label) reads back the same")
+    }
+
+    /// Issue #22: Goodreads' shelf name `currently-reading` and `finished` were refused.
+    @Test func statusSynonymsAreReadAsTheStatusTheyName() throws {
+        let cases: [(String, ReadingStatus)] = [("currently-reading", .reading), ("Finished", .read), ("want to read", .toRead),
+                                                ("DNF", .abandoned), ("to_read", .toRead), ("read", .read)]
+        for (written, status) in cases {
+            let parsed = try MarkdownCodec.parse("---\ntitle: Dune\nstatus: \(written)\n---\n", kind: .book, fileTitle: nil).get()
+            guard case .book(let book) = parsed.item else { Issue.record("not a book"); return }
+            #expect(book.status == status, "\(written)")
+        }
+    }
+
     @Test func reRenderingAHandWrittenBookKeepsItsMeaning() throws {
         let parsed = try MarkdownCodec.parse(Self.handWrittenBook, kind: .book, fileTitle: nil).get()
         let reparsed = try MarkdownCodec.parse(MarkdownCodec.render(parsed.item), kind: .book, fileTitle: nil).get()

@@ -80,6 +80,23 @@ struct SearchTests {
         #expect(try library.store.search("Dune OR Emma").isEmpty, "OR is a word, not an operator")
     }
 
+    /// Issue #22: `desperat*` found nothing.
+    @Test func aWordEndingInAStarFindsEveryWordStartingSo() throws {
+        let (library, dune, note) = try Self.library()
+        #expect(try library.store.search("kill*").map(\.id) == [dune.item.id])
+        #expect(try library.store.search("tomat*").map(\.id) == [note.item.id])
+        #expect(try library.store.search("kill").isEmpty, "without the star a word is whole")
+        #expect(try library.store.search("**").isEmpty)
+    }
+
+    @Test func aQueryTellsWhichPassagesHoldItsWords() throws {
+        let query = try #require(SearchQuery("MIND-killer desperat*"))
+        #expect(query.matchesAnyTerm("Fear is the mind-killer."))
+        #expect(query.matchesAnyTerm("Lives of quiet désperation"))
+        #expect(!query.matchesAnyTerm("the mind of a killer"), "a hyphenated word is a phrase")
+        #expect(!query.matchesAnyTerm("desperate" .replacingOccurrences(of: "desp", with: "")))
+    }
+
     @Test func blankQueriesFindNothing() throws {
         let (library, _, _) = try Self.library()
         #expect(try library.store.search("").isEmpty)

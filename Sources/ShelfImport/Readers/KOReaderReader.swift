@@ -1,4 +1,5 @@
 import Foundation
+import ShelfStore
 import ShelfModel
 
 /// Reads KOReader's data: the `metadata.<ext>.lua` sidecar in each book's `.sdr` folder (a
@@ -62,7 +63,7 @@ enum KOReaderReader {
         do {
             data = try Data(contentsOf: file)
         } catch {
-            throw ImportError.fileUnreadable(path: file.path, reason: error.localizedDescription)
+            throw ImportError.fileUnreadable(path: file.path, reason: ErrorReason.of(error))
         }
         let table = try LuaTableParser.parse(data)
         let props = table["doc_props"]?.table
@@ -148,28 +149,52 @@ enum KOReaderReader {
                 let datetime = entry["datetime"]?.string
                 let mark = marks.indices.first { !usedMarks.contains($0) && marks[$0]["datetime"]?.string == datetime }
                 if let mark { usedMarks.insert(mark) }
-                let note = mark.flatMap { nonEmpty(marks[$0]["text"]?.string) }.flatMap { isLabel($0) || $0 == text ? nil : $0 }
+                let note = mark.flatMap { mark in
+                    nonEmpty(marks[mark]["text"]?.string).flatMap { isLabel($0, of: [text, marks[mark]["notes"]?.string ?? ""]) ? nil : $0 }
+                }
                 book.passages.append(SourcePassage(
                     key: "koreader:" + (entry["pos0"]?.string ?? datetime ?? "page \(page)"), text: text, note: note, page: page,
                     chapter: nonEmpty(entry["chapter"]?.string), dateAdded: datetime.flatMap(CalendarDate.init(parsing:))))
             }
         }
+        let highlighted = book.passages.map(\.text)
         for index in marks.indices where !usedMarks.contains(index) {
-            guard let note = nonEmpty(marks[index]["text"]?.string), !isLabel(note) else {
+            // A highlight found only among the bookmarks: its text is the bookmark's `notes`.
+            let ownText = marks[index]["highlighted"]?.bool == true ? nonEmpty(marks[index]["notes"]?.string)
+                .flatMap { text in highlighted.contains(text) ? nil : text } : nil
+            let note = nonEmpty(marks[index]["text"]?.string)
+                .flatMap { isLabel($0, of: [marks[index]["notes"]?.string ?? ""] + highlighted) ? nil : $0 }
+            guard ownText != nil || note != nil else {
                 plainBookmarks += 1
                 continue
             }
             let datetime = marks[index]["datetime"]?.string
             book.passages.append(SourcePassage(
-                key: "koreader:" + (marks[index]["page"]?.string ?? datetime ?? "bookmark \(index)"), text: "", note: note,
+                key: "koreader:" + (marks[index]["pos0"]?.string ?? marks[index]["page"]?.string ?? datetime ?? "bookmark \(index)"),
+                text: ownText ?? "", note: note,
                 page: marks[index]["page"]?.int, chapter: nonEmpty(marks[index]["chapter"]?.string),
                 dateAdded: datetime.flatMap(CalendarDate.init(parsing:))))
         }
     }
 
-    /// KOReader's own bookmark label, `Page 12 "quoted text" @ 2020-01-02 10:11:12`.
-    private static func isLabel(_ text: String) -> Bool {
-        text.wholeMatch(of: /Page \S+( .*)? @ \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/.dotMatchesNewlines()) != nil
+    /// Whether a bookmark's `text` is KOReader's own label rather than the reader's note:
+    /// `Page 12 "quoted text" @ 2020-01-02 10:11:12`, or — without the date, as other versions
+    /// write it — `Page 57 ` followed by the highlighted text (`highlighted`: the highlight's
+    /// text and the bookmark's `notes`), or the highlighted text alone.
+    static func isLabel(_ text: String, of highlighted: [String]) -> Bool {
+        if text.wholeMatch(of: /Page \S+( .*)? @ \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}/.dotMatchesNewlines()) != nil { return true }
+        let quoted = highlighted.map(comparable).filter { !$0.isEmpty }
+        guard !quoted.isEmpty else { return false }
+        var body = Substring(text)
+        if let match = body.prefixMatch(of: #/Page \S+ /#) { body = body[match.range.upperBound...] }
+        if let match = body.firstMatch(of: #/ @ \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/#) { body = body[..<match.range.lowerBound] }
+        return quoted.contains(comparable(String(body)))
+    }
+
+    /// Text with runs of whitespace as one space and the quotes a label may add removed.
+    private static func comparable(_ text: String) -> String {
+        text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+            .trimmingCharacters(in: CharacterSet(charactersIn: "\"“”«»"))
     }
 
     // MARK: - JSON export

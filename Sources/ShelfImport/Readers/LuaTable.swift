@@ -9,6 +9,7 @@ indirect enum LuaValue: Hashable, Sendable {
 
     var string: String? { if case .string(let value) = self { value } else { nil } }
     var number: Double? { if case .number(let value) = self { value } else { nil } }
+    var bool: Bool? { if case .bool(let value) = self { value } else { nil } }
     var int: Int? { number.flatMap { $0 == $0.rounded() && abs($0) < 1e15 ? Int($0) : nil } }
     var table: LuaTable? { if case .table(let value) = self { value } else { nil } }
 }
@@ -92,6 +93,7 @@ struct LuaTableParser {
         switch current {
         case UInt8(ascii: "{"): return .table(try table(depth: depth))
         case UInt8(ascii: "\""), UInt8(ascii: "'"): return .string(try string())
+        case UInt8(ascii: "[") where longBracketLevel() != nil: return .string(try longString())
         case let byte? where byte == UInt8(ascii: "-") || byte == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte):
             return .number(try number())
         default:
@@ -114,7 +116,7 @@ struct LuaTableParser {
                 position += 1
                 return table
             }
-            if current == UInt8(ascii: "[") {
+            if current == UInt8(ascii: "["), longBracketLevel() == nil {
                 position += 1
                 skipTrivia()
                 let key = try value(depth: depth + 1)
@@ -171,6 +173,36 @@ struct LuaTableParser {
         return value
     }
 
+    /// The level of a long bracket opening at the current byte (`[[` is 0, `[==[` is 2), or nil.
+    private func longBracketLevel() -> Int? {
+        guard current == UInt8(ascii: "[") else { return nil }
+        var index = position + 1
+        while index < bytes.count, bytes[index] == UInt8(ascii: "=") { index += 1 }
+        return index < bytes.count && bytes[index] == UInt8(ascii: "[") ? index - position - 1 : nil
+    }
+
+    /// A long string `[[…]]` or `[==[…]==]`: taken verbatim, no escapes, without the line
+    /// break that directly follows the opening bracket (Lua's rule). KOReader's serializer
+    /// writes these for text holding quotes or backslashes in some versions.
+    private mutating func longString() throws -> String {
+        let level = longBracketLevel()!
+        position += level + 2
+        if current == UInt8(ascii: "\r") { position += 1; if current == UInt8(ascii: "\n") { position += 1 } }
+        else if current == UInt8(ascii: "\n") { position += 1; if current == UInt8(ascii: "\r") { position += 1 } }
+        let closing = [UInt8(ascii: "]")] + Array(repeating: UInt8(ascii: "="), count: level) + [UInt8(ascii: "]")]
+        let start = position
+        while position < bytes.count, !bytes[position...].starts(with: closing) { position += 1 }
+        guard position < bytes.count else {
+            position = start
+            throw error("a long string is not closed: its `\(String(decoding: closing, as: UTF8.self))` is missing")
+        }
+        let content = bytes[start..<position]
+        position += closing.count
+        guard let text = String(validating: content, as: UTF8.self) else { throw error("a string is not UTF-8 text") }
+        // Lua reads any line break inside a long string as `\n`.
+        return text.replacingOccurrences(of: "\r\n", with: "\n").replacingOccurrences(of: "\r", with: "\n")
+    }
+
     /// A quoted string with Lua's escapes; the bytes must be UTF-8, as KOReader writes them.
     private mutating func string() throws -> String {
         let quote = bytes[position]
@@ -200,6 +232,19 @@ struct LuaTableParser {
             case UInt8(ascii: "\r"):
                 if current == UInt8(ascii: "\n") { position += 1 }
                 out.append(UInt8(ascii: "\n"))
+            case UInt8(ascii: "z"):
+                // `\z` skips the whitespace (line breaks included) that follows it.
+                while let next = current, next == UInt8(ascii: " ") || next == UInt8(ascii: "\t") || next == UInt8(ascii: "\n")
+                        || next == UInt8(ascii: "\r") { position += 1 }
+            case UInt8(ascii: "u"):
+                let digits = current == UInt8(ascii: "{") ? bytes[(position + 1)...].prefix(while: { $0 != UInt8(ascii: "}") }) : []
+                guard !digits.isEmpty, digits.count <= 8, position + 1 + digits.count < bytes.count,
+                      let value = UInt32(String(decoding: digits, as: UTF8.self), radix: 16),
+                      let scalar = Unicode.Scalar(value) else {
+                    throw error("`\\u` must be followed by a code point in braces, like `\\u{20AC}`")
+                }
+                position += digits.count + 2
+                out.append(contentsOf: Array(String(Character(scalar)).utf8))
             case UInt8(ascii: "x"):
                 let digits = bytes[position..<min(position + 2, bytes.count)]
                 guard digits.count == 2, let value = UInt8(String(decoding: digits, as: UTF8.self), radix: 16) else {

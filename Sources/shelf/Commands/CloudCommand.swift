@@ -85,7 +85,11 @@ struct CloudCommand: ParsableCommand {
             print("Waiting to upload: \(status.pendingUploads) item\(status.pendingUploads == 1 ? "" : "s")")
             print("Not downloaded: \(status.notDownloaded) item\(status.notDownloaded == 1 ? "" : "s") (downloaded on first read)")
             print("Held here: \(status.cacheBytes) bytes\(status.cacheLimitBytes.map { " of at most \($0)" } ?? "")")
-            print("Since the mount started: \(status.downloads) downloads, \(status.uploads) uploads")
+            if ShelfMounts.mountpoints(ofLibrary: store.folder).isEmpty {
+                print("Transfers: none now (the library is not mounted; `shelf sync` and `shelf mount` move items)")
+            } else {
+                print("Since the mount started: \(status.downloads) downloads, \(status.uploads) uploads")
+            }
             if let waiting = status.waiting { print("Held back: \(waiting)") }
             if let error = status.error { print("Error:    \(error)") }
         }

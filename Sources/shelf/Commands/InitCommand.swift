@@ -7,14 +7,14 @@ struct InitCommand: ParsableCommand {
         commandName: "init",
         abstract: "Create a library (or select an existing one) and remember it as the default.")
 
-    @Argument(help: "The library folder (default: ~/Shelf).")
+    @Argument(help: "The library folder (default: $HOME/Shelf).")
     var path: String?
 
     @Flag(help: "Create or select the library without making it the default.")
     var noRemember = false
 
     func run() throws {
-        let folder = URL(fileURLWithPath: path ?? (NSHomeDirectory() + "/Shelf")).standardizedFileURL
+        let folder = URL(fileURLWithPath: path ?? (ShelfConfig.homeFolder + "/Shelf")).standardizedFileURL
         let store = try LibraryStore.create(at: folder)
         if !noRemember {
             var config = try ShelfConfig.load()

@@ -19,13 +19,16 @@ struct ListCommand: ParsableCommand {
     @Argument(help: "Only books or only notes.")
     var kind: Kind?
 
-    @Flag(help: "Print a JSON array of {id, kind, title, path, version, modified, size, favorite, draft}.")
+    @Flag(help: """
+        Print a JSON array of {id, kind, title, path, version, modified, size, favorite, draft, tags};         books also have author, isbn, status, rating, current_page, total_pages, date_added, date_finished when set.
+        """)
     var json = false
 
     func run() throws {
-        let items = Self.ordered(try library.open().summaries(kind: kind?.itemKind))
+        let store = try library.open()
+        let items = Self.ordered(try store.summaries(kind: kind?.itemKind))
         if json {
-            try printJSON(items.map(ItemJSON.init))
+            try printJSON(try items.map { ItemJSON($0, item: try store.record(id: $0.id)?.item) })
         } else {
             for item in items {
                 let marks = (item.favorite ? "★ " : "") + (item.hasDraft ? "[invalid save pending] " : "")
@@ -46,7 +49,8 @@ struct ListCommand: ParsableCommand {
     }
 }
 
-/// The JSON form of an item in `list --json`.
+/// The JSON form of an item in `list --json`: the listing's fields and, for scripts that
+/// sort or filter a reading list, the book's own fields (absent when not set).
 struct ItemJSON: Encodable {
     var id: String
     var kind: String
@@ -57,8 +61,22 @@ struct ItemJSON: Encodable {
     var size: Int
     var favorite: Bool
     var draft: Bool
+    var tags: [String] = []
+    var author: String?
+    var isbn: String?
+    var status: String?
+    var rating: Double?
+    var currentPage: Int?
+    var totalPages: Int?
+    var dateAdded: CalendarDate?
+    var dateFinished: CalendarDate?
 
-    init(_ summary: ItemSummary) {
+    enum CodingKeys: String, CodingKey {
+        case id, kind, title, path, version, modified, size, favorite, draft, tags, author, isbn, status, rating
+        case currentPage = "current_page", totalPages = "total_pages", dateAdded = "date_added", dateFinished = "date_finished"
+    }
+
+    init(_ summary: ItemSummary, item: Item?) {
         id = summary.id.rawValue
         kind = summary.kind.rawValue
         title = summary.title
@@ -68,6 +86,22 @@ struct ItemJSON: Encodable {
         size = summary.size
         favorite = summary.favorite
         draft = summary.hasDraft
+        switch item {
+        case .book(let book):
+            tags = book.tags
+            author = book.author
+            isbn = book.isbn
+            status = book.status?.rawValue
+            rating = book.rating
+            currentPage = book.currentPage
+            totalPages = book.totalPages
+            dateAdded = book.dateAdded
+            dateFinished = book.dateFinished
+        case .note(let note):
+            tags = note.tags
+        case nil:
+            break
+        }
     }
 }
 

@@ -12,7 +12,11 @@ struct MountCommand: ParsableCommand {
         discussion: """
             Without --foreground the mount runs in the background and this command returns once \
             the folder answers; its log is <library>/logs/mount.log. Unmount with `shelf unmount \
-            MOUNTPOINT` (or `fusermount3 -u`); pending saves are committed first.
+            MOUNTPOINT` (or `fusermount3 -u`); pending saves are committed first. A mount whose \
+            process died (the folder answers "Transport endpoint is not connected") is cleared \
+            and mounted again, its unsaved writes replayed from the journal. With --foreground \
+            the mount logs `mounted` and `unmounted` lines and tells systemd when it is ready \
+            (Type=notify).
             """)
 
     @OptionGroup var library: LibraryOptions
@@ -26,6 +30,9 @@ struct MountCommand: ParsableCommand {
     @Flag(help: "Let other users see the mount (non-root users need user_allow_other in /etc/fuse.conf).")
     var allowOther = false
 
+    @Flag(help: "Show a desktop notification (notify-send) for an invalid save, a conflict copy or a stop of sync.")
+    var notify = false
+
     @Flag(help: "Log every FUSE request (libfuse's trace) to the log.")
     var debug = false
 
@@ -37,8 +44,11 @@ struct MountCommand: ParsableCommand {
     var downloadTimeout: Seconds = Seconds(10)
 
     func run() throws {
-        let store = try library.open()
         let path = URL(fileURLWithPath: mountpoint).standardizedFileURL.path
+        // Before the library is opened: opening commits pending saves through a live mount,
+        // and a dead one would only answer ENOTCONN.
+        try ShelfMounts.clearForMount(path)
+        let store = try library.open()
         if foreground {
             // SHELF_LOG_LEVEL=debug: every sync resolution and conflict in the mount's log.
             let level = ProcessInfo.processInfo.environment["SHELF_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) ?? .info
@@ -51,6 +61,15 @@ struct MountCommand: ParsableCommand {
                                        options: ShelfMount.Options(allowOther: allowOther, debug: debug,
                                                                    syncInterval: pollInterval,
                                                                    downloadTimeout: .milliseconds(Int64(downloadTimeout.value * 1000))))
+            // The kernel holds requests until the loop below takes them, so the mount is
+            // ready for systemd (Type=notify) and for people as soon as it exists.
+            Self.log("mounted \(store.folder.path) at \(path)")
+            if notify { DesktopNotifier(store: store, log: Self.log)?.start() }
+            SystemdNotifier.send("READY=1\nSTATUS=Mounted \(store.folder.path) at \(path)")
+            defer {
+                SystemdNotifier.send("STOPPING=1")
+                Self.log("unmounted \(path)")
+            }
             try mount.run()
         } else {
             try mountInBackground(store: store, mountpoint: path)
@@ -63,8 +82,6 @@ struct MountCommand: ParsableCommand {
     /// A fresh process rather than `fork()`: forking a process that already runs Swift and
     /// Foundation threads is unsafe.
     private func mountInBackground(store: LibraryStore, mountpoint path: String) throws {
-        // Checked here too: the wait below could not tell an old mount from the new one.
-        guard MountTable.mount(at: path) == nil else { throw FuseSessionError.alreadyMounted(path) }
         let logs = store.folder.appendingPathComponent("logs", isDirectory: true)
         try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
@@ -74,6 +91,7 @@ struct MountCommand: ParsableCommand {
         var arguments = ["mount", "--foreground", "--library", store.folder.path, path]
         if allowOther { arguments.append("--allow-other") }
         if debug { arguments.append("--debug") }
+        if notify { arguments.append("--notify") }
         arguments += ["--poll-interval", String(pollInterval), "--download-timeout", String(downloadTimeout.value)]
         let daemon = try Daemon.spawn(executable: Daemon.currentExecutable, arguments: arguments, log: log)
 
@@ -92,6 +110,13 @@ struct MountCommand: ParsableCommand {
             Thread.sleep(forTimeInterval: 0.02)
         }
         throw CLIError("the mount did not come up within 30 s; see \(log.path)")
+    }
+}
+
+extension MountCommand {
+    /// One line on stderr, which a systemd unit's journal (or the background mount's log) keeps.
+    static func log(_ line: String) {
+        FileHandle.standardError.write(Data("shelf: \(line)\n".utf8))
     }
 }
 

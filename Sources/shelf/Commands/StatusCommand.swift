@@ -29,6 +29,8 @@ struct StatusCommand: ParsableCommand {
         var unsavedInJournal: Int
         var changeSequence: Int64
         var mountedAt: [String]
+        /// Mountpoints whose mount process is gone; `shelf mount` there clears and remounts.
+        var deadMounts: [String]
         var sync: String
     }
 
@@ -50,12 +52,17 @@ struct StatusCommand: ParsableCommand {
             unsavedInJournal: SaveJournal.leftoverCount(library: store.folder),
             changeSequence: try store.lastSequence(),
             mountedAt: ShelfMounts.mountpoints(ofLibrary: store.folder),
+            deadMounts: ShelfMounts.deadMountpoints(ofLibrary: store.folder),
             sync: try SyncStatus.of(store)?.summary ?? "not linked to a cloud copy")
         if json { return try printJSON(status) }
 
         print("Library: \(status.library)")
         print("Items:   \(status.books) books, \(status.notes) notes, \(status.trashed) in the trash")
-        print("Mounted: \(status.mountedAt.isEmpty ? "no" : status.mountedAt.joined(separator: ", "))")
+        let live = status.mountedAt.filter { !status.deadMounts.contains($0) }
+        print("Mounted: \(live.isEmpty ? "no" : live.joined(separator: ", "))")
+        for dead in status.deadMounts {
+            print("Dead:    \(dead): its mount process is gone (Transport endpoint is not connected); `shelf mount \(dead)` clears it and mounts again, saving what it left in the journal")
+        }
         print("Sync:    \(status.sync)")
         if status.drafts.isEmpty {
             print("Errors:  none")
