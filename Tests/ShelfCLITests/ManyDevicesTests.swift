@@ -8,7 +8,7 @@ import TestSupport
 /// editors do: every edit is read-modify-write of a whole file through the device's mount,
 /// as every editor saves. Nothing may hang, every device must end with the same files, and no
 /// edit may be lost.
-@Suite(.serialized) struct ManyDevicesTests {
+@Suite(.serialized, .scratchFolders) struct ManyDevicesTests {
     enum Cloud: String, CaseIterable { case folder, postgres }
 
     static let deviceCount = 8
