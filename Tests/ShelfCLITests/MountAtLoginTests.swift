@@ -6,7 +6,7 @@ import Testing
 
 /// Mounting as the system does it (an fstab line through mount.fuse3, a systemd unit) and
 /// recovering a mount whose daemon died (issue #22).
-@Suite(.serialized) struct MountAtLoginTests {
+@Suite(.serialized, .scratchFolders) struct MountAtLoginTests {
     /// `mount -t fuse.shelf LIB MNT -o …` runs mount.fuse3, which runs `shelf LIB MNT -o …`.
     @Test func mountThroughMountFuse3WithFstabOptions() throws {
         try ShelfCLI.withSampleLibrary { cli, mountpoint in

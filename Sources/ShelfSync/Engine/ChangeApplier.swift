@@ -267,34 +267,6 @@ struct ChangeApplier {
         return try merge(heads.compactMap { $0 })
     }
 
-    /// The losing side of an unmergeable pair, kept aside as a conflict copy. Its id derives from
-    /// the losing change alone (``asideID(of:)``), and it is pushed like an item made here: a
-    /// device that met the same edits another way (rebasing its own edit onto them) keeps the
-    /// same loser aside under the same id, and the copies meet in the cloud as one item.
-    private func keepConflictCopy(_ bytes: Data, of older: CloudChange, against newer: CloudChange) throws {
-        let older = try author(of: older)
-        let copyID = Self.asideID(of: older)
-        guard try writer.storedItem(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
-        _ = try writer.saveConflictCopy(bytes, id: copyID, kind: kind, beside: newer.path, time: older.time,
-                                        device: deviceName(older.device), tag: Self.asideTag(copyID))
-    }
-
-    private func author(of change: CloudChange) throws -> CloudChange {
-        try Self.author(of: change, knownBy: writer)
-    }
-
-    /// The edit whose bytes `change` carries: a derived merge that merged no bytes carries the
-    /// bytes of one of its heads, and the copy is that head's. Devices that met the same
-    /// concurrent edits in different subsets fold them differently, but a loser's copy is then
-    /// one item everywhere.
-    static func author(of change: CloudChange, knownBy writer: StoreWriter) throws -> CloudChange {
-        guard change.id.contains("~") else { return change }
-        for id in CloudChange.edits(in: change.id).reversed() {
-            if let head = try writer.cloudChange(id), head.hash == change.hash { return head }
-        }
-        return change
-    }
-
     // MARK: Local edits
 
     /// Puts local edits not pushed yet on top of `remote`; the result stays a local change,
@@ -452,21 +424,5 @@ struct ChangeApplier {
             pending += try parents(of: next)
         }
         return false
-    }
-
-    /// An item id every device derives alike from `seed` (UUID-shaped, from its SHA-256).
-    /// The id of the conflict copy that keeps `change`'s content aside once it lost.
-    static func asideID(of change: CloudChange) -> ItemID { derivedItemID("aside|" + change.id) }
-
-    /// A few characters of an aside copy's id in its name: two edits of one device that lost in
-    /// the same second get two names, the same on every device, instead of a number each
-    /// device gives in the order the copies reached it.
-    static func asideTag(_ id: ItemID) -> String { String(id.rawValue.prefix(4)) }
-
-    static func derivedItemID(_ seed: String) -> ItemID {
-        let hex = ContentHash(of: Data(seed.utf8)).rawValue.prefix(32)
-        let parts = [hex.prefix(8), hex.dropFirst(8).prefix(4), hex.dropFirst(12).prefix(4),
-                     hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
-        return ItemID(rawValue: parts.joined(separator: "-"))
     }
 }

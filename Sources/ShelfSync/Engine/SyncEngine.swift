@@ -5,17 +5,6 @@ import ShelfModel
 import ShelfStore
 import Synchronization
 
-/// How a conflict copy of a change from the cloud is made, the same on every device
-/// (``SyncEngine/asideCopy(ofCurrentStateOf:with:)``).
-public struct AsideCopy: Sendable {
-    public let id: ItemID
-    /// The losing change's time and device name, which the copy's name shows.
-    public let time: Date
-    public let device: String
-    /// Part of the id in the name, so two copies from one device and second differ.
-    public let tag: String
-}
-
 /// Keeps one library and its cloud in step: pulls other devices' changes (from the cursor on,
 /// each batch in one store transaction with the cursor), then pushes this device's (the
 /// library's change feed past the pushed position is the durable outbox).
@@ -29,7 +18,7 @@ public final class SyncEngine: Sendable {
     public let store: LibraryStore
     public let cloud: any CloudBackend
     let logger: Logger
-    private let deviceNames = Mutex<[DeviceID: String]>([:])
+    let deviceNames = Mutex<[DeviceID: String]>([:])
     /// The items programs hold now (a lock on the file, unsaved writes in it): their changes
     /// from the cloud wait until they let go. Asked before each store transaction, never inside
     /// one, so a transaction never waits for the mount (whose saves wait for the store).
@@ -50,7 +39,7 @@ public final class SyncEngine: Sendable {
     /// Changes read from the cloud per round trip.
     private static let pullLimit = 1000
     /// Items pushed per batch.
-    private static let pushLimit = 1000
+    static let pushLimit = 1000
 
     public init(store: LibraryStore, cloud: any CloudBackend, logger: Logger = Logger(label: "shelf.sync")) {
         self.store = store
@@ -95,40 +84,6 @@ public final class SyncEngine: Sendable {
     public struct Report: Equatable, Sendable {
         public var pulled = 0
         public var pushed = 0
-    }
-
-    // MARK: Linking
-
-    /// Links `store` to the cloud at `cloud`: creates one in a new or empty place, or joins the
-    /// one there. Nothing moves until the first sync, which brings the cloud's items here and
-    /// uploads this library's.
-    @discardableResult
-    /// `downloadAll`: fetch every item's bytes as they arrive instead of on first read.
-    public static func link(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String,
-                            downloadAll: Bool = false, cacheLimit: Int? = nil) throws -> CloudLinkState {
-        if let link = try store.cloudLink() { throw SyncError.alreadyLinked(location: link.location) }
-        guard CloudInputRules.isDeviceName(deviceName) else { throw SyncError.invalidDeviceName(deviceName) }
-        let identity: CloudIdentity
-        do {
-            identity = try cloud.identity()
-        } catch CloudError.missing, CloudError.empty {
-            identity = CloudIdentity()
-            try cloud.create(identity)
-        }
-        let device = DeviceRecord(id: UUID().uuidString.lowercased(), name: deviceName)
-        try cloud.register(device)
-        let link = CloudLinkState(location: cloud.location, cloud: identity.cloud, device: device.id,
-                                  deviceName: deviceName, cursor: try CloudCoding.encoder.encode(CloudCursor()),
-                                  nextBatch: 1, pushedSequence: 0, linked: Date(), downloadAll: downloadAll,
-                                  cacheLimit: cacheLimit)
-        try store.write { try $0.setCloudLink(link) }
-        return link
-    }
-
-    /// Forgets the link; the library keeps every item as it is.
-    public static func unlink(_ store: LibraryStore) throws {
-        guard try store.cloudLink() != nil else { throw SyncError.notLinked }
-        try store.write { try $0.removeCloudLink() }
     }
 
     // MARK: Rounds
@@ -416,142 +371,6 @@ public final class SyncEngine: Sendable {
                       storeContent: { try self.cloud.putContent($0, hash: $1) }, deviceName: deviceName, logger: logger)
     }
 
-    /// Uploads every item that changed here since it last agreed with the cloud; returns how
-    /// many. A batch written before a crash kept its number from being recorded is adopted.
-    private func push() throws -> Int {
-        try adoptLeftoverBatch()
-        var pushed = 0
-        while true {
-            let link = try requireLink()
-            let feed = try store.changes(after: link.pushedSequence, limit: Self.pushLimit)
-            guard let last = feed.last else { return pushed }
-            var times: [ItemID: Date] = [:]
-            for change in feed { times[change.id] = change.time ?? Date() }
-            var ids: [ItemID] = []
-            for change in feed where !ids.contains(change.id) { ids.append(change.id) }
-            let number = link.nextBatch
-            let outgoing = try store.write { writer in
-                try ids.compactMap { id -> (change: CloudChange, content: Data?)? in
-                    guard let local = try ItemState.stored(id, in: writer) else { return nil }
-                    let synced = try writer.syncedCloudChange(of: id)
-                    guard local.state.needsPush(since: synced) else { return nil }
-                    // An edit is as new as its file, as in Syncthing: that time survives rebases
-                    // onto others' edits, so newest-wins compares when files were written, not
-                    // when devices happened to sync.
-                    let time = local.state.operation == .put ? local.state.modified : times[id] ?? Date()
-                    let change = CloudChange(id: "\(link.device)-\(number)-\(ids.firstIndex(of: id)!)", item: id,
-                                             base: synced?.id, device: link.device, time: time,
-                                             state: local.state, title: local.title)
-                    return (change, local.state.operation == .put ? local.content : nil)
-                }
-            }
-            if !outgoing.isEmpty {
-                for (change, content) in outgoing {
-                    if let content { try cloud.putContent(content, hash: change.hash) }
-                }
-                try cloud.append(ChangeBatch(device: link.device, number: number, changes: outgoing.map(\.change)))
-            }
-            try store.write { writer in
-                for (change, _) in outgoing { try record(change, with: writer) }
-                guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
-                if !outgoing.isEmpty { current.nextBatch = number + 1 }
-                current.pushedSequence = last.sequence
-                try writer.setCloudLink(current)
-            }
-            pushed += outgoing.count
-            counts.uploads.add(outgoing.count, ordering: .relaxed)
-        }
-    }
-
-    /// A batch stored under this device's next number was pushed by a round that ended before
-    /// it could record so: its changes are what this device told the cloud.
-    private func adoptLeftoverBatch() throws {
-        let link = try requireLink()
-        guard let leftover = try cloud.batch(of: link.device, number: link.nextBatch) else { return }
-        // A batch under this device's name that breaks the rules is not its own: passed over.
-        let isOwn = (try? CloudInputRules.check(leftover)) != nil
-        try store.write { writer in
-            for change in leftover.changes where isOwn {
-                try record(change, with: writer)
-            }
-            guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
-            current.nextBatch = leftover.number + 1
-            try writer.setCloudLink(current)
-        }
-        logger.notice("\(isOwn ? "adopted" : "passed over") batch \(leftover.number) that \(isOwn ? "an interrupted push had" : "breaks the cloud's rules was") stored")
-    }
-
-    /// Uploads the plain files that changed here since they last agreed with the cloud (found
-    /// by a scan: they have no change feed); returns how many.
-    private func pushPlainFiles() throws -> Int {
-        let link = try requireLink()
-        let plain = PlainFileSync(root: store.plainFilesFolder)
-        let known = try store.write { try $0.plainFileChanges() }
-            .compactMapValues { try? CloudCoding.decoder.decode(CloudChange.self, from: $0) }
-        let disk = plain.scan(known: known)
-        var states: [(state: ItemState, base: CloudChange?)] = []
-        for (path, state) in disk.sorted(by: { $0.key < $1.key }) where !state.matches(known[path]?.state) {
-            states.append((state, known[path]))
-        }
-        for (path, synced) in known.sorted(by: { $0.key < $1.key }) where disk[path] == nil && synced.operation == .put {
-            var gone = synced.state
-            gone.operation = .delete
-            states.append((gone, synced))
-        }
-        guard !states.isEmpty else { return 0 }
-        let number = link.nextBatch
-        let changes = states.enumerated().map { index, entry in
-            CloudChange(id: "\(link.device)-\(number)-\(index)", item: ItemID(rawValue: PlainFileSync.key(entry.state.path)),
-                        base: entry.base?.id, device: link.device, time: Date(), state: entry.state, title: "")
-        }
-        for change in changes where change.kind == PlainFileSync.fileKind && change.operation == .put {
-            guard let bytes = plain.bytes(at: change.path), ContentHash(of: bytes) == change.hash else {
-                return 0  // changed while being read: the next round sends it
-            }
-            try cloud.putContent(bytes, hash: change.hash)
-        }
-        try cloud.append(ChangeBatch(device: link.device, number: number, changes: changes))
-        try store.write { writer in
-            for change in changes { try record(change, with: writer) }
-            guard var current = try writer.cloudLink() else { throw SyncError.notLinked }
-            current.nextBatch = number + 1
-            try writer.setCloudLink(current)
-        }
-        counts.uploads.add(changes.count, ordering: .relaxed)
-        return changes.count
-    }
-
-    /// Notes that this device's copy agrees with `change`, which it sent.
-    private func record(_ change: CloudChange, with writer: StoreWriter) throws {
-        if PlainFileSync.isPlain(change) {
-            try writer.setPlainFileChange(try CloudCoding.encoder.encode(change), of: change.path)
-        } else {
-            try writer.remember(change)
-            try writer.setSyncedChange(change.id, of: change.itemID)
-        }
-    }
-
-    // MARK: Status
-
-    /// Items changed here that the cloud has not heard of yet.
-    public func pendingUploads() throws -> Int {
-        guard let link = try store.cloudLink() else { return 0 }
-        var ids = Set<ItemID>()
-        var after = link.pushedSequence
-        while true {
-            let feed = try store.changes(after: after, limit: 10_000)
-            guard let last = feed.last else { break }
-            ids.formUnion(feed.map(\.id))
-            after = last.sequence
-        }
-        return try store.write { writer in
-            try ids.filter { id in
-                guard let local = try ItemState.stored(id, in: writer) else { return false }
-                return local.state.needsPush(since: try writer.syncedCloudChange(of: id))
-            }.count
-        }
-    }
-
     // MARK: Building blocks
 
     func requireLink() throws -> CloudLinkState {
@@ -565,21 +384,6 @@ public final class SyncEngine: Sendable {
             update(&link)
             try writer.setCloudLink(link)
         }
-    }
-
-    /// The copy sync makes of item `id`'s current state when that state loses to a concurrent
-    /// edit, if the state is a change from the cloud (nothing edited here since): a local save
-    /// that beats it keeps it aside under the same id, name and time, so the two copies meet as
-    /// one item instead of two. Nil for a state this device made. Reads only the store and the
-    /// device names already known: it runs inside the save's transaction.
-    public func asideCopy(ofCurrentStateOf id: ItemID, with writer: StoreWriter) throws -> AsideCopy? {
-        guard let synced = try writer.syncedCloudChange(of: id), let local = try ItemState.stored(id, in: writer),
-              !local.state.needsPush(since: synced) else { return nil }
-        let author = try ChangeApplier.author(of: synced, knownBy: writer)
-        let copyID = ChangeApplier.asideID(of: author)
-        return AsideCopy(id: copyID, time: author.time,
-                         device: deviceNames.withLock { $0[author.device] } ?? String(author.device.prefix(8)),
-                         tag: ChangeApplier.asideTag(copyID))
     }
 
     func deviceName(_ id: DeviceID) -> String {

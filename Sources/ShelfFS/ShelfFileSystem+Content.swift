@@ -1,0 +1,186 @@
+import Foundation
+import Glibc
+import FuseKit
+import ShelfModel
+import ShelfMarkdown
+import ShelfStore
+import ShelfSync
+
+/// Reading and writing files' bytes: items from their buffers, fetched downloads, recent saves or
+/// the store; plain files through their descriptors; which items programs hold.
+extension ShelfFileSystem {
+    // MARK: Reading and writing
+
+    /// The items whose files a program holds now — unsaved writes in them, or a lock on them —
+    /// so changes from the cloud must wait; every item when the kernel's lock table cannot be
+    /// read (fail closed). Takes only short locks (never waits for the store),
+    /// so sync asks it before its transactions. Never call it from a request handler: the first
+    /// call asks the mount for its device.
+    func busyItems() -> ItemsInUse {
+        assert(!LibraryStore.isWritingOnThisThread, "sync must ask which items are busy before its transaction")
+        var held = Set(saves.buffers.unsavedInodes())
+        let device = mountDevice.withLock { device in
+            if device == nil, let mountpoint = announcer.mountpoint { device = KernelFileLocks.device(of: mountpoint) }
+            return device
+        }
+        var unknown: String?
+        if let device {
+            do { held.formUnion(try KernelFileLocks.lockedInodes(onDevice: device)) } catch { unknown = "\(error)" }
+        }
+        return ItemsInUse(Set(held.compactMap { inode in
+            if case .item(let id)? = inodes.key(of: inode) { id } else { nil }
+        }), everyItemBecause: unknown)
+    }
+
+    /// Sync wrote or removed the plain file at `path` behind the mount's back: the kernel
+    /// drops what it cached of it (name, attributes, pages) and the mount its open descriptor,
+    /// which may name the file it replaced; watchers of its folder hear of a new or changed
+    /// file from the announcer (a removed one from the kernel's delete notification).
+    func plainFileChangedElsewhere(_ path: MountPath) {
+        let inode = inodes.kernelInode(for: .plain(path))
+        if let inode {
+            descriptors.forget(inode)
+            invalidate(.content(Inode(inode)))
+        }
+        guard let parent = inodes.kernelInode(for: .plain(path.parent)) else { return }
+        invalidate(.content(Inode(parent)))
+        switch (plain.exists(path), inode) {
+        case (true, nil):
+            invalidate(.entry(parent: Inode(parent), name: path.name))
+            announcer.announce(plain.isDirectory(path) ? .createdFolder(path) : .created(path, .plain(path)))
+        case (true, _?):
+            if !plain.isDirectory(path) { announcer.announce(.modified(path)) }
+        case (false, let inode?):
+            invalidate(.deletion(parent: Inode(parent), child: Inode(inode), name: path.name))
+        case (false, nil):
+            invalidate(.entry(parent: Inode(parent), name: path.name))
+        }
+    }
+
+    /// The item `inode` stands for while its bytes are still in the cloud (and nothing
+    /// written to it waits): reading it downloads it first.
+    func placeholder(_ inode: UInt64) -> ItemID? {
+        guard downloads.isLinked, case .item(let id)? = inodes.key(of: inode), index.summary(id: id)?.isPlaceholder == true,
+              saves.buffers.buffer(of: inode) == nil, downloads.fetchedContent(of: id) == nil else { return nil }
+        return id
+    }
+
+    /// The bytes a read of item inode `inode` serves, and their version: those of the version
+    /// whose size the kernel was last given, which cuts every read there until the change
+    /// follower's invalidation reaches it — so a reader never gets a newer version cut short.
+    private func storedBytes(of id: ItemID, inode: UInt64) throws -> (version: Int64, content: Data) {
+        let version = saves.served.sizedVersion(of: inode) ?? index.version(of: id)
+        if let version, let content = saves.recentSaves.content(of: id, version: version) { return (version, content) }
+        guard let file = try store.file(id: id) else { throw Errno.noEntry }
+        if let version, version != file.version, let content = try store.file(id: id, version: version) {
+            return (version, content)
+        }
+        // Evicted elsewhere (`shelf evict`) and not in the index yet: its bytes are the cloud's.
+        if file.content.count != index.summary(id: id)?.size, try store.downloadState(of: id) != nil {
+            throw PlaceholderDownloads.NotHere(id: id)
+        }
+        return (file.version, file.content)
+    }
+
+    /// Up to `size` bytes of `inode` at `offset`.
+    func read(_ inode: UInt64, offset: Int64, size: Int) throws -> [UInt8] {
+        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
+        kernel.staleAttributes.markStale(inode)
+        switch key {
+        case .item(let id):
+            if downloads.isLinked { lastReads.withLock { $0[id] = Date() } }
+            if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            if downloads.isLinked, let content = downloads.fetchedContent(of: id) {
+                if let version = index.version(of: id) { saves.served.served(id, version: version) }
+                return Self.slice(content, offset: offset, size: size)
+            }
+            let (version, content) = try storedBytes(of: id, inode: inode)
+            saves.served.served(id, version: version)
+            return Self.slice(content, offset: offset, size: size)
+        case .newItemFile:
+            if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            // Its first save made it an item meanwhile (and then let go of its buffer).
+            if case .item? = inodes.key(of: inode) { return try read(inode, offset: offset, size: size) }
+            return []
+        case .plain(let path):
+            let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: false)
+            var bytes = [UInt8](repeating: 0, count: size)
+            let count = bytes.withUnsafeMutableBytes { pread(descriptor.fd, $0.baseAddress, size, off_t(offset)) }
+            guard count >= 0 else { throw Errno.current }
+            bytes.removeSubrange(count...)
+            return bytes
+        case .status(let name):
+            return Self.slice(try statusFolder.snapshot(of: name).bytes, offset: offset, size: size)
+        }
+    }
+
+    private static func slice(_ bytes: some Collection<UInt8>, offset: Int64, size: Int) -> [UInt8] {
+        Array(bytes.dropFirst(Int(offset)).prefix(size))
+    }
+
+    /// Writes `data` at `offset` (at the end when `appending`); returns the count written.
+    /// Item files' writes go to the ``SavePipeline``, to be saved later.
+    func write(_ inode: UInt64, offset: Int64, data: [UInt8], appending: Bool) throws -> Int {
+        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
+        kernel.staleAttributes.markStale(inode)
+        switch key {
+        case .item, .newItemFile:
+            // Writes land among the bytes the file has: a placeholder gets them first.
+            if let id = placeholder(inode) { try downloadNow(id) }
+            try saves.apply(.write(offset: Int(offset), data: data, appending: appending), to: inode, key: key)
+            return data.count
+        case .plain(let path):
+            let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: true)
+            var position = off_t(offset)
+            if appending {
+                var info = stat()
+                guard fstat(descriptor.fd, &info) == 0 else { throw Errno.current }
+                position = info.st_size
+            }
+            let count = data.withUnsafeBytes { pwrite(descriptor.fd, $0.baseAddress, data.count, position) }
+            guard count >= 0 else { throw Errno.current }
+            return count
+        case .status:
+            throw Errno.accessDenied
+        }
+    }
+
+    /// Downloads placeholder `id` before a write changes it, and brings the index up to date
+    /// so the write starts from the downloaded bytes. A failure is `EIO`, never "no such file".
+    func downloadNow(_ id: ItemID) throws {
+        do {
+            try downloads.waitUntilDownloaded(id)
+        } catch {
+            logger.warning("cannot download \(id) before writing to it: \(error)")
+            throw Errno.ioError
+        }
+        if let summary = try store.summary(id: id) { index.put(summary) }
+    }
+
+    /// `fsync`: saves an item's unsaved writes and waits until the store has them on disk;
+    /// plain files are synced to their disk.
+    func sync(_ inode: UInt64) throws {
+        switch inodes.key(of: inode) {
+        case .item, .newItemFile:
+            try saves.save(inode)
+            try store.synchronize()
+        case .plain(let path):
+            let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: false)
+            guard fsync(descriptor.fd) == 0 else { throw Errno.current }
+        case .status: return
+        case nil: throw Errno.noEntry
+        }
+    }
+
+    /// `fsync` of a folder, which makes the renames into it durable on a disk filesystem:
+    /// commits the saves waiting in it (an atomic save's rename does not wait for the store),
+    /// then waits until the store and the folder's plain files are on disk.
+    func syncFolder(_ inode: UInt64) throws {
+        let folder = try folderPath(inode)
+        for unsaved in saves.buffers.unsavedInodes() {
+            if let key = inodes.key(of: unsaved), path(of: key)?.parent == folder { try saves.save(unsaved) }
+        }
+        try store.synchronize()
+        try plain.syncFolder(folder)
+    }
+}

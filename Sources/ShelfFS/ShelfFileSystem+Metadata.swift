@@ -1,0 +1,185 @@
+import Foundation
+import Glibc
+import FuseKit
+import ShelfModel
+import ShelfMarkdown
+import ShelfStore
+import ShelfSync
+
+/// Attribute changes (`setattr`), extended attributes, symlinks and `statfs`.
+extension ShelfFileSystem {
+    // MARK: Attributes changes
+
+    func setAttributes(_ inode: UInt64, changes: AttributeChanges) throws -> CachedAttributes {
+        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
+        switch key {
+        case .plain(let path):
+            if let permissions = changes.permissions { try plain.changeMode(path, to: mode_t(permissions)) }
+            if changes.uid != nil || changes.gid != nil {
+                try plain.changeOwner(path, uid: changes.uid ?? UInt32.max, gid: changes.gid ?? UInt32.max)
+            }
+            if let size = changes.size {
+                // Through the descriptor: a file unlinked while open is still truncated.
+                let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: true)
+                guard ftruncate(descriptor.fd, off_t(size)) == 0 else { throw Errno.current }
+            }
+            if changes.accessTime != nil || changes.modificationTime != nil {
+                try plain.setTimes(path, access: changes.accessTime.map { timespec($0.resolved) },
+                                   modification: changes.modificationTime.map { timespec($0.resolved) })
+            }
+        case .item, .newItemFile:
+            // A size change truncates or extends what the file shows, saved like a write.
+            if let size = changes.size {
+                if let id = placeholder(inode) { try downloadNow(id) }
+                try saves.apply(.resize(Int(size)), to: inode, key: key)
+            }
+            // Mode bits and the modification time are the item's (rsync -a, cp -p, tar keep
+            // them). Owner and access time are the mount's: changing them succeeds and does nothing.
+            if changes.permissions != nil || changes.modificationTime != nil {
+                try setItemFileTimes(inode, modified: changes.modificationTime?.resolved.date,
+                                     permissions: changes.permissions.map { UInt32($0 & 0o7777) })
+            }
+        case .status:
+            throw Errno.accessDenied
+        }
+        return try cachedAttributes(of: inode)
+    }
+
+    /// Sets an item's modification time and mode bits, after its pending writes (a time set
+    /// after writing is not overtaken by the save of those writes).
+    private func setItemFileTimes(_ inode: UInt64, modified: Date?, permissions: UInt32?) throws {
+        guard case .item(let id) = try keyWithWritesSaved(inode) else { throw Errno.noEntry }
+        let record = try store.write { try $0.setFileTimes(id: id, modified: modified, permissions: permissions) }
+        index.put(ItemSummary(record))
+        saves.buffers.buffer(of: inode)?.setModified(record.modified)
+    }
+
+    // MARK: Extended attributes
+
+    func extendedAttribute(_ inode: UInt64, name: String) throws -> [UInt8] {
+        guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
+        switch try keyWithWritesSaved(inode) {
+        case .plain(let path): return try plain.getAttribute(path, name: name)
+        case .item(let id):
+            guard let value = try itemAttributes(id)[name] else { throw Errno.noAttribute }
+            return value
+        case .newItemFile, .status: throw Errno.noAttribute
+        case nil: throw Errno.noEntry
+        }
+    }
+
+    /// The names a listing shows: an item's `user.shelf.*` are read by name only (as Ceph's
+    /// virtual attributes are), so rsync -X and cp -a neither copy them out nor try to remove them.
+    func extendedAttributeNames(_ inode: UInt64) throws -> [String] {
+        switch try keyWithWritesSaved(inode) {
+        case .plain(let path): return try plain.attributeNames(path).filter { !ItemAttributes.isUnsupported($0) }
+        case .item(let id): return try store.extendedAttributes(id: id).keys.sorted()
+        case .newItemFile, .status: return []
+        case nil: throw Errno.noEntry
+        }
+    }
+
+    func setExtendedAttribute(_ inode: UInt64, name: String, value: [UInt8], mode: ExtendedAttributeMode) throws {
+        guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
+        switch try keyWithWritesSaved(inode) {
+        case .plain(let path):
+            let flags: Int32 = switch mode {
+            case .any: 0
+            case .createOnly: LinuxCalls.xattrCreate
+            case .replaceOnly: LinuxCalls.xattrReplace
+            }
+            try plain.setAttribute(path, name: name, value: value, flags: flags)
+        case .item(let id) where name == ItemAttributes.pin:
+            try setPinned(String(decoding: value, as: UTF8.self) != "0", id)
+        case .item(let id):
+            try changeItemAttribute(id, name: name) { current in
+                switch (mode, current) {
+                case (.createOnly, .some): throw Errno.exists
+                case (.replaceOnly, nil): throw Errno.noAttribute
+                default: return Data(value)
+                }
+            }
+        case .newItemFile, .status: throw Errno.accessDenied
+        case nil: throw Errno.noEntry
+        }
+    }
+
+    func removeExtendedAttribute(_ inode: UInt64, name: String) throws {
+        guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
+        switch try keyWithWritesSaved(inode) {
+        case .plain(let path): try plain.removeAttribute(path, name: name)
+        case .item(let id) where name == ItemAttributes.pin:
+            try setPinned(false, id)
+        case .item(let id):
+            try changeItemAttribute(id, name: name) { current in
+                guard current != nil else { throw Errno.noAttribute }
+                return nil
+            }
+        case .newItemFile, .status: throw Errno.noAttribute
+        case nil: throw Errno.noEntry
+        }
+    }
+
+    /// `setfattr -n user.shelf.pin -v 1` keeps an item downloaded (and starts its download);
+    /// `-v 0` or removing the attribute lets the cache budget evict it again.
+    private func setPinned(_ pinned: Bool, _ id: ItemID) throws {
+        try store.write { try $0.setPinned(pinned, id) }
+        if pinned, index.summary(id: id)?.isPlaceholder == true {
+            downloads.whenDownloaded(id) { [logger] error in
+                if let error { logger.warning("cannot download pinned item \(id): \(error)") }
+            }
+        }
+    }
+
+    /// Sets or removes one of the user's attributes of an item: `change` gets the current value
+    /// and returns the new one (nil removes it). `user.shelf.*` describe the record and are
+    /// not the user's to set; other namespaces (`trusted.*`) are not kept for items.
+    private func changeItemAttribute(_ id: ItemID, name: String, _ change: @escaping (Data?) throws -> Data?) throws {
+        guard ItemAttributes.isUserSettable(name) else {
+            throw name.hasPrefix(ItemAttributes.shelfPrefix) ? Errno.notPermitted : Errno.notSupported
+        }
+        try store.write { writer in
+            let value = try change(try writer.extendedAttributes(id: id)[name])
+            try writer.setExtendedAttribute(id: id, name: name, value: value)
+        }
+    }
+
+    /// What `inode` stands for once its unsaved writes are committed: an item's attributes
+    /// describe the save that `close()` just ended (read-your-writes), not the one before it.
+    private func keyWithWritesSaved(_ inode: UInt64) throws -> NodeKey? {
+        if saves.buffers.buffer(of: inode)?.isDirty == true { try saves.save(inode) }
+        let key = inodes.key(of: inode)
+        if case .item(let id)? = key, downloads.isLinked { try downloads.fillPending([id]) }
+        return key
+    }
+
+    /// Shelf's description of the item and the user's own attributes, by name.
+    private func itemAttributes(_ id: ItemID) throws -> [String: [UInt8]] {
+        guard let summary = try store.summary(id: id) else { throw Errno.noEntry }
+        let diagnostics = summary.hasDraft ? try store.record(id: id)?.draftDiagnostics : nil
+        let download: ItemAttributes.Download
+        if !summary.isPlaceholder {
+            download = .downloaded
+        } else if downloads.isDownloading(id) {
+            download = .downloading
+        } else if let error = try store.downloadState(of: id)?.error {
+            download = .error(error)
+        } else {
+            download = .notDownloaded
+        }
+        return try store.extendedAttributes(id: id).mapValues { Array($0) }
+            .merging(ItemAttributes.described(summary, draftDiagnostics: diagnostics, download: download,
+                                              isPinned: try store.isPinned(id))) { _, shelf in shelf }
+    }
+
+    // MARK: Symlinks and space
+
+    func readLink(_ inode: UInt64) throws -> String {
+        guard case .plain(let path) = inodes.key(of: inode) else { throw Errno.invalid }
+        return try plain.readLink(path)
+    }
+
+    func statistics() throws -> FilesystemStatistics {
+        try FilesystemStatistics.of(path: plain.root.path)
+    }
+}

@@ -1,0 +1,60 @@
+import Foundation
+import Glibc
+import Logging
+import ShelfModel
+import ShelfStore
+import Synchronization
+
+/// Linking a library to a cloud and unlinking it, and what is left to upload.
+extension SyncEngine {
+    /// Links `store` to the cloud at `cloud`: creates one in a new or empty place, or joins the
+    /// one there. Nothing moves until the first sync, which brings the cloud's items here and
+    /// uploads this library's.
+    @discardableResult
+    /// `downloadAll`: fetch every item's bytes as they arrive instead of on first read.
+    public static func link(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String,
+                            downloadAll: Bool = false, cacheLimit: Int? = nil) throws -> CloudLinkState {
+        if let link = try store.cloudLink() { throw SyncError.alreadyLinked(location: link.location) }
+        guard CloudInputRules.isDeviceName(deviceName) else { throw SyncError.invalidDeviceName(deviceName) }
+        let identity: CloudIdentity
+        do {
+            identity = try cloud.identity()
+        } catch CloudError.missing, CloudError.empty {
+            identity = CloudIdentity()
+            try cloud.create(identity)
+        }
+        let device = DeviceRecord(id: UUID().uuidString.lowercased(), name: deviceName)
+        try cloud.register(device)
+        let link = CloudLinkState(location: cloud.location, cloud: identity.cloud, device: device.id,
+                                  deviceName: deviceName, cursor: try CloudCoding.encoder.encode(CloudCursor()),
+                                  nextBatch: 1, pushedSequence: 0, linked: Date(), downloadAll: downloadAll,
+                                  cacheLimit: cacheLimit)
+        try store.write { try $0.setCloudLink(link) }
+        return link
+    }
+
+    /// Forgets the link; the library keeps every item as it is.
+    public static func unlink(_ store: LibraryStore) throws {
+        guard try store.cloudLink() != nil else { throw SyncError.notLinked }
+        try store.write { try $0.removeCloudLink() }
+    }
+
+    /// Items changed here that the cloud has not heard of yet.
+    public func pendingUploads() throws -> Int {
+        guard let link = try store.cloudLink() else { return 0 }
+        var ids = Set<ItemID>()
+        var after = link.pushedSequence
+        while true {
+            let feed = try store.changes(after: after, limit: 10_000)
+            guard let last = feed.last else { break }
+            ids.formUnion(feed.map(\.id))
+            after = last.sequence
+        }
+        return try store.write { writer in
+            try ids.filter { id in
+                guard let local = try ItemState.stored(id, in: writer) else { return false }
+                return local.state.needsPush(since: try writer.syncedCloudChange(of: id))
+            }.count
+        }
+    }
+}
