@@ -86,7 +86,8 @@ struct ItemCommitter: Sendable {
             switch target {
             case .existing(let id, let readFrom):
                 let replaced = try writer.file(id: id)
-                outcome = try save(source, of: id, kind: kind, at: path, readFrom: readFrom, modified: modified, with: writer)
+                outcome = try save(source, of: id, kind: kind, at: path, replacing: replaced, readFrom: readFrom,
+                                   modified: modified, with: writer)
                 outcome.replaced = replaced
             case .new(let path):
                 outcome = Outcome(record: try writer.saveFile(source, of: try newItemID(for: source, kind: kind, with: writer),
@@ -116,10 +117,12 @@ struct ItemCommitter: Sendable {
     /// bytes are kept as a version, and the merge goes on top of them. What cannot merge: the
     /// save wins (it is the newest word) and the other side is kept verbatim, a pending draft
     /// included, as `Title (conflict YYYY-MM-DD HHMMSS device).md` — never silently overwritten.
-    private func save(_ source: Data, of id: ItemID, kind: ItemKind, at path: MountPath, readFrom: [Int64],
+    /// `current`: what the item's file shows now (nil: nothing yet).
+    private func save(_ source: Data, of id: ItemID, kind: ItemKind, at path: MountPath,
+                      replacing current: (version: Int64, content: Data)?, readFrom: [Int64],
                       modified: Date, with writer: StoreWriter) throws -> Outcome {
         let saveOnTop = { try writer.saveFile(source, of: id, kind: kind, at: path.rawValue, basedOn: nil, modified: modified) }
-        guard let current = try writer.file(id: id) else { return Outcome(record: try saveOnTop()) }
+        guard let current else { return Outcome(record: try saveOnTop()) }
         let base = try readBase(of: source, id: id, current: current, among: readFrom, with: writer)
         guard let base else { return Outcome(record: try saveOnTop()) }
         let merge = base.bytes.map { ItemMerge.merge(base: $0, older: current.content, newer: source, kind: kind) } ?? .conflict
