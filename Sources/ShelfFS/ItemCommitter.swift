@@ -16,23 +16,22 @@ struct ItemCommitter: Sendable {
     let store: LibraryStore
     /// Names conflict copies (`Title (conflict … device).md`).
     let device: String
-    /// The copy sync would make of an item's current state, when that state is a change from
-    /// the cloud: a save that beats it keeps it aside as that same item (nil: not linked).
-    let asideCopy: (@Sendable (ItemID, StoreWriter) throws -> AsideCopy?)?
+    /// Sync's word on a save that meets a change from elsewhere: how the other side is kept
+    /// aside, and what the save's push is based on (nil: not linked).
+    let conflicts: (any SaveConflicts)?
 
-    init(store: LibraryStore, device: String = ProcessInfo.processInfo.hostName,
-         asideCopy: (@Sendable (ItemID, StoreWriter) throws -> AsideCopy?)? = nil) {
+    init(store: LibraryStore, device: String = ProcessInfo.processInfo.hostName, conflicts: (any SaveConflicts)? = nil) {
         self.store = store
         self.device = device
-        self.asideCopy = asideCopy
+        self.conflicts = conflicts
     }
 
     /// Where a save goes.
     enum Target: Equatable {
         /// The item at the saved path: its identity is the path's, whatever `id:` the text
         /// claims. `readFrom`: the versions the saved bytes may have been made from (the one a
-        /// writer's buffer started from, those the mount served to readers); empty: they are
-        /// the newest word on whatever the item is now.
+        /// writer's buffer started from, those the mount served to readers), in the order a
+        /// tie between them goes; empty: they are the newest word on whatever the item is now.
         case existing(ItemID, readFrom: [Int64])
         /// No item is at the path yet: the text's `id:` decides (a trashed id brings that item
         /// back; the id of a live item elsewhere is a copy's, so this is a new item; no id makes
@@ -126,8 +125,12 @@ struct ItemCommitter: Sendable {
         let base = try readBase(of: source, id: id, current: current, among: readFrom, with: writer)
         guard let base else { return Outcome(record: try saveOnTop()) }
         let merge = base.bytes.map { ItemMerge.merge(base: $0, older: current.content, newer: source, kind: kind) } ?? .conflict
+        // A save that shows its own bytes continues the line it was read from: a copy that kept
+        // those bytes aside when they lost is retired, so successive saves leave one copy.
+        let retireCopiesOfBase = { if let bytes = base.bytes { try writer.retireConflictCopies(holding: bytes, beside: path.rawValue) } }
         switch merge {
         case .merged(let merged) where merged == source:
+            try retireCopiesOfBase()
             return Outcome(record: try saveOnTop())
         case .merged(let merged):
             let saved = try saveOnTop()
@@ -136,10 +139,13 @@ struct ItemCommitter: Sendable {
             }
             return Outcome(record: saved, merged: result)
         case .conflict:
+            try retireCopiesOfBase()
+            // What the current state is, asked before the save replaces it.
+            let aside = try conflicts?.asideCopy(ofCurrentStateOf: id, with: writer)
             var outcome = Outcome(record: try saveOnTop())
+            if let bytes = base.bytes { try conflicts?.saveWon(id, madeFrom: bytes, with: writer) }
             if let other = try writer.record(id: id) {
-                let aside = try asideCopy?(id, writer)
-                let copy = try aside.flatMap { try writer.storedItem(id: $0.id)?.record }
+                let copy = try aside.flatMap { try writer.storedItem(id: $0.id).flatMap { $0.isTrashed ? nil : $0.record } }
                     ?? writer.saveConflictCopy(current.content, id: aside?.id ?? .generate(), kind: kind, beside: other.path,
                                                time: aside?.time ?? Date(), device: aside?.device ?? device, tag: aside?.tag)
                 outcome.keptAside = .init(copy: copy.path, readFrom: base.version, changedTo: current.version)
@@ -156,14 +162,14 @@ struct ItemCommitter: Sendable {
     }
 
     /// Of the versions `source` may have been read from, the one it differs least from; nil
-    /// when that is the current version. On a tie the older wins: a save that rewrote the very
-    /// lines a change from elsewhere rewrote then keeps that change as a copy, where taking the
-    /// newer would overwrite it unseen. A version older than the history
+    /// when that is the current version. A tie goes to the one `readFrom` names first (see
+    /// ``ServedVersions/readFrom(_:startedFrom:)``). A version older than the history
     /// keeps counts as the farthest; one missing inside it was a placeholder's (its bytes were
     /// never stored, and a fill made the next version of them) and is passed over.
     private func readBase(of source: Data, id: ItemID, current: (version: Int64, content: Data), among readFrom: [Int64],
                           with writer: StoreWriter) throws -> ReadBase? {
-        let candidates = Set(readFrom).sorted(by: >)
+        var candidates: [Int64] = []
+        for version in readFrom where !candidates.contains(version) { candidates.append(version) }
         guard candidates.contains(where: { $0 != current.version }) else { return nil }
         // No version kept at all: every earlier one was a placeholder's, none was dropped.
         let oldestKept = try writer.oldestKeptVersion(of: id) ?? .min
@@ -172,7 +178,7 @@ struct ItemCommitter: Sendable {
             let bytes = version == current.version ? current.content : try writer.file(id: id, version: version)
             guard bytes != nil || version < oldestKept else { continue }
             let distance = bytes.flatMap { ItemMerge.changedLines(from: $0, to: source) } ?? .max
-            if best == nil || distance <= best!.distance { best = (ReadBase(version: version, bytes: bytes), distance) }
+            if best == nil || distance < best!.distance { best = (ReadBase(version: version, bytes: bytes), distance) }
         }
         guard let best, best.base.version != current.version else { return nil }
         return best.base

@@ -213,7 +213,8 @@ final class SavePipeline: Sendable {
         switch inodes.key(of: inode) {
         case .item(let id):
             let path = try path(of: .item(id)) ?? restoreForWrites(id)
-            let readFrom = [unsaved.baseVersion].compactMap { $0 } + served.versions(of: id)
+            let readFrom = served.readFrom(id, startedFrom: unsaved.baseVersion)
+            logger.debug("saving \(path) from one of versions \(readFrom)")
             let outcome = try committer.commit(unsaved.bytes, at: path, into: .existing(id, readFrom: readFrom),
                                                modified: unsaved.modified, carrying: unsaved.carried)
             return saved(outcome, by: inode)

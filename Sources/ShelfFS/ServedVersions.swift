@@ -4,12 +4,13 @@ import ShelfModel
 /// What the mount has shown of each item, for the two questions a change from elsewhere
 /// raises while programs hold the old bytes:
 ///
-/// - **Which versions a writer may have read.** The versions of each item whose bytes were
-///   handed to readers since this mount last saved it. A save is merged against the one its
-///   bytes came from (``ItemCommitter``), so a program that read a file before a change from
-///   elsewhere arrived does not undo that change by writing back what it read. The kernel can
-///   only hold pages of bytes the mount served, so these are all the versions a reader can
-///   have seen here; a save starts the list again with the version it made.
+/// - **Which version a save was made from.** A save is merged against the version its bytes
+///   came from (``ItemCommitter``), so a program that read a file before a change from
+///   elsewhere arrived does not undo that change by writing back what it read. The best answer
+///   is the version the writing process itself last read (an editor reads, then writes), kept
+///   per process. A writer the mount never served (it read pages the kernel kept, or wrote
+///   without reading) may have read any version handed to readers since this mount last saved
+///   the item: the kernel can only hold pages of bytes the mount served.
 /// - **Which size the kernel holds.** The version of each item inode whose size the kernel was
 ///   last given. Until the kernel drops its copy (the change follower's invalidation) it cuts
 ///   every read at that size, so reads serve that version's bytes: a reader never gets a newer
@@ -18,38 +19,104 @@ final class ServedVersions: Sendable {
     /// How many versions are remembered per item; older ones are unlikely bases and, if one is,
     /// the save keeps the other side as a conflict copy instead of merging.
     private static let kept = 4
+    /// How many items' readers are remembered; past it the oldest half is dropped and those
+    /// saves fall back to every served version.
+    private static let rememberedReads = 16_384
     private struct State {
         var servedByItem: [ItemID: [Int64]] = [:]
         var sizedByInode: [UInt64: Int64] = [:]
+        /// The versions each process read of an item since it last wrote it, most recent last
+        /// (by thread group: editors read and write from different threads); items in the
+        /// order they were first read.
+        var readByProcess: [ItemID: [ProcessID: [Int64]]] = [:]
+        var readOrder: [ItemID] = []
+        /// Who wrote each item since it was last saved; nil inside: a writer not known.
+        var writersSinceSave: [ItemID: Set<ProcessID?>] = [:]
     }
     private let state = Mutex(State())
 
-    /// A read of item `id` was answered with the bytes of `version`.
-    func served(_ id: ItemID, version: Int64) {
+    /// A read of item `id` by `reader` (nil: not known) was answered with the bytes of `version`.
+    func served(_ id: ItemID, version: Int64, to reader: ProcessID? = nil) {
         state.withLock { state in
-            var list = state.servedByItem[id, default: []]
-            guard list.last != version else { return }
-            list.removeAll { $0 == version }
-            list.append(version)
-            if list.count > Self.kept { list.removeFirst(list.count - Self.kept) }
-            state.servedByItem[id] = list
+            if let reader { Self.note(reader, read: version, of: id, in: &state) }
+            guard state.servedByItem[id]?.last != version else { return }
+            Self.append(version, to: &state.servedByItem[id, default: []])
+        }
+    }
+
+    /// A placeholder of item `id` was filled, making `version` of the bytes its readers were
+    /// served while it downloaded (the placeholder's own version, one before, holds none).
+    func filled(_ id: ItemID, version: Int64) {
+        state.withLock { state in
+            func replacingPlaceholder(_ versions: [Int64]) -> [Int64] {
+                var replaced: [Int64] = []
+                for served in versions { Self.append(served == version - 1 ? version : served, to: &replaced) }
+                return replaced
+            }
+            var served = replacingPlaceholder(state.servedByItem[id] ?? [])
+            Self.append(version, to: &served)
+            state.servedByItem[id] = served
+            state.readByProcess[id] = state.readByProcess[id]?.mapValues(replacingPlaceholder)
+        }
+    }
+
+    /// `writer` (nil: not known) wrote to item `id`, or renamed a file over it.
+    func wrote(_ id: ItemID, by writer: ProcessID?) {
+        _ = state.withLock { $0.writersSinceSave[id, default: []].insert(writer) }
+    }
+
+    /// The versions item `id`'s next save may have been made from, in the order a tie between
+    /// them goes (``ItemCommitter``). With its writer known: what it read since it last wrote,
+    /// most recent first — a writer that read a newer version after its own save most likely
+    /// reloaded — then any served to others after (it may have read them from the kernel's
+    /// pages). Otherwise every served version and `startedFrom` (what the writes landed on),
+    /// oldest first: a save then keeps a change it may not have seen as a copy rather than
+    /// overwrite it.
+    func readFrom(_ id: ItemID, startedFrom: Int64? = nil) -> [Int64] {
+        state.withLock { state in
+            let served = state.servedByItem[id] ?? []
+            guard let writers = state.writersSinceSave[id], writers.count == 1, let writer = writers.first ?? nil,
+                  let reads = state.readByProcess[id]?[writer], let last = reads.last else {
+                return Array(Set(served + [startedFrom].compactMap { $0 })).sorted()
+            }
+            let servedLater = served.firstIndex(of: last).map { Array(served[served.index(after: $0)...]) } ?? []
+            return reads.reversed() + [startedFrom].compactMap { $0 } + servedLater
         }
     }
 
     /// This mount saved item `id` at `version` through `inode`, whose size in the kernel is the
     /// saved bytes'. `startsAgain`: from now on its writers start from there; an emptied file
     /// is more likely the middle of an editor's save, whose bytes come from what was read.
+    /// Its writers hold the saved bytes from now on.
     func saved(_ id: ItemID, version: Int64, through inode: UInt64?, startsAgain: Bool) {
         if !startsAgain { served(id, version: version) }
         state.withLock { state in
             if startsAgain { state.servedByItem[id] = [version] }
             if let inode { state.sizedByInode[inode] = version }
+            for case let writer? in state.writersSinceSave.removeValue(forKey: id) ?? [] {
+                state.readByProcess[id]?[writer] = nil
+                Self.note(writer, read: version, of: id, in: &state)
+            }
         }
     }
 
-    /// The versions of item `id` readers may hold, oldest first.
-    func versions(of id: ItemID) -> [Int64] {
-        state.withLock { $0.servedByItem[id] ?? [] }
+    private static func note(_ reader: ProcessID, read version: Int64, of id: ItemID, in state: inout State) {
+        if state.readByProcess[id] == nil {
+            state.readOrder.append(id)
+            if state.readOrder.count > rememberedReads {
+                let dropped = state.readOrder.prefix(rememberedReads / 2)
+                for item in dropped { state.readByProcess[item] = nil }
+                state.readOrder.removeFirst(dropped.count)
+            }
+        }
+        append(version, to: &state.readByProcess[id, default: [:]][reader, default: []])
+    }
+
+    /// Puts `version` last in `versions`, keeping each once and only the newest few.
+    private static func append(_ version: Int64, to versions: inout [Int64]) {
+        versions.removeAll { $0 == version }
+        versions.append(version)
+        if versions.count > kept { versions.removeFirst(versions.count - kept) }
     }
 
     /// The kernel was given the size of `version` for item inode `inode`.

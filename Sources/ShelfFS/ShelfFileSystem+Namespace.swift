@@ -130,7 +130,9 @@ extension ShelfFileSystem {
 
     // MARK: Renaming
 
-    func rename(parent: UInt64, name: String, newParent: UInt64, newName: String, flags: RenameFlags) throws {
+    /// `renamer`: who asked (nil: not known); a file renamed over an item is its writer's save.
+    func rename(parent: UInt64, name: String, newParent: UInt64, newName: String, flags: RenameFlags,
+                by renamer: ProcessID? = nil) throws {
         try saveBeforeMoving(parent: parent, name: name)
         try saveBeforeMoving(parent: newParent, name: newName)
         try mutating {
@@ -147,6 +149,7 @@ extension ShelfFileSystem {
             case (.item(let id), false):
                 try releaseItem(id, to: to, replacing: target)
             case (.plain, true):
+                if case .item(let id)? = target { saves.served.wrote(id, by: renamer) }
                 try adoptPlainFile(from: from, to: to, replacing: target)
             case (.plain, false):
                 try movePlain(from: from, to: to)
@@ -246,7 +249,7 @@ extension ShelfFileSystem {
             var replacedInode: (inode: UInt64, modified: Date)?
             switch target {
             case .item(let id):
-                destination = .existing(id, readFrom: saves.served.versions(of: id))
+                destination = .existing(id, readFrom: saves.served.readFrom(id))
                 if let inode = inodes.kernelInode(for: .item(id)) {
                     replacedInode = (inode, index.summary(id: id)?.modified ?? Date())
                 }

@@ -78,6 +78,9 @@ final class ShelfFileSystem: Sendable {
     let namespaceLock = NSLock()
     let downloads: PlaceholderDownloads
     let announcer: ChangeAnnouncer
+    /// The process behind each request's thread, so a save is merged against what its own
+    /// writer read (``ServedVersions``).
+    let processes = RequestProcesses()
     /// The mount's device number, for finding its files in `/proc/locks`; learnt on first need.
     let mountDevice = Mutex<dev_t?>(nil)
     /// When each item was last read through the mount: a cache budget evicts the oldest first.
@@ -95,9 +98,7 @@ final class ShelfFileSystem: Sendable {
         announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
         plain = PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
-        var asideCopy: (@Sendable (ItemID, StoreWriter) throws -> AsideCopy?)?
-        if let sync { asideCopy = { id, writer in try sync.asideCopy(ofCurrentStateOf: id, with: writer) } }
-        let committer = ItemCommitter(store: store, asideCopy: asideCopy)
+        let committer = ItemCommitter(store: store, conflicts: sync)
         let journal = try SavePipeline.replayJournal(of: store, into: committer, logger: logger)
         for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
@@ -111,7 +112,7 @@ final class ShelfFileSystem: Sendable {
             timeout: downloadTimeout, filled: { [index] records in
                 for record in records {
                     index.put(ItemSummary(record))
-                    served.served(record.item.id, version: record.version)
+                    served.filled(record.item.id, version: record.version)
                 }
             })
         statusFolder = StatusFolder(store: store, index: index, sync: sync)

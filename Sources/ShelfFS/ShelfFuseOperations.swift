@@ -148,7 +148,7 @@ public final class ShelfFuseOperations: FuseOperations {
     public func setattr(_ request: Request, inode: Inode, changes: AttributeChanges, reply: AttributesReply) {
         answer(reply) {
             if fileSystem.announcer.isAnnouncing(request.pid) { return try fileSystem.cachedAttributes(of: inode.rawValue) }
-            return try fileSystem.setAttributes(inode.rawValue, changes: changes)
+            return try fileSystem.setAttributes(inode.rawValue, changes: changes, by: process(of: request))
         }
     }
 
@@ -193,7 +193,7 @@ public final class ShelfFuseOperations: FuseOperations {
             // The announcer repeats a rename the store already has.
             if fileSystem.announcer.isAnnouncing(request.pid) { return }
             try fileSystem.rename(parent: parent.rawValue, name: name, newParent: newParent.rawValue,
-                                  newName: newName, flags: flags)
+                                  newName: newName, flags: flags, by: process(of: request))
         }
     }
 
@@ -228,7 +228,7 @@ public final class ShelfFuseOperations: FuseOperations {
             id = placeholder
         } else {
             do {
-                return reply.succeed(try fileSystem.read(inode.rawValue, offset: offset, size: size))
+                return reply.succeed(try fileSystem.read(inode.rawValue, offset: offset, size: size, for: process(of: request)))
             } catch let notHere as PlaceholderDownloads.NotHere {
                 id = notHere.id
             } catch {
@@ -241,13 +241,15 @@ public final class ShelfFuseOperations: FuseOperations {
                 fileSystem.logger.warning("cannot download \(id): \(error)")
                 return reply.fail(Errno.ioError)
             }
-            answer(reply) { try fileSystem.read(inode.rawValue, offset: offset, size: size) }
+            answer(reply) { try fileSystem.read(inode.rawValue, offset: offset, size: size, for: process(of: request)) }
         }
     }
 
     public func write(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, data: [UInt8],
                       flags: OpenFlags, reply: WriteReply) {
-        answer(reply) { try fileSystem.write(inode.rawValue, offset: offset, data: data, appending: flags.appends) }
+        answer(reply) {
+            try fileSystem.write(inode.rawValue, offset: offset, data: data, appending: flags.appends, by: process(of: request))
+        }
     }
 
     public func fsync(_ request: Request, inode: Inode, handle: UInt64, dataOnly: Bool, reply: EmptyReply) {
@@ -338,6 +340,11 @@ public final class ShelfFuseOperations: FuseOperations {
 
     public func removexattr(_ request: Request, inode: Inode, name: String, reply: EmptyReply) {
         answer(reply) { try fileSystem.removeExtendedAttribute(inode.rawValue, name: name) }
+    }
+
+    /// The process that sent `request`, for what it reads and writes of items.
+    private func process(of request: Request) -> ProcessID? {
+        fileSystem.processes.process(of: request.pid)
     }
 
     /// Answers `reply` with `body`'s result, or with the errno its error stands for

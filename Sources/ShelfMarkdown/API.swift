@@ -169,12 +169,23 @@ public enum FileNaming {
         formatter.locale = Locale(identifier: "en_US_POSIX")
         formatter.timeZone = TimeZone(identifier: "UTC")
         formatter.dateFormat = "yyyy-MM-dd HHmmss"
+        let tagged = tag.map { " " + $0 } ?? ""
+        return fileName(stem: conflictStem(of: name), suffix: " (conflict \(formatter.string(from: time)) \(device)\(tagged))")
+    }
+
+    /// The stem of `name` without any conflict suffix.
+    private static func conflictStem(of name: String) -> String {
         var stem = Substring(FileNameStem.withoutExtension(name) ?? name)
         if let range = stem.range(of: " (conflict ", options: .backwards), stem.hasSuffix(")") {
             stem = stem[..<range.lowerBound]
         }
-        let tagged = tag.map { " " + $0 } ?? ""
-        return fileName(stem: String(stem), suffix: " (conflict \(formatter.string(from: time)) \(device)\(tagged))")
+        return String(stem)
+    }
+
+    /// How the names of the conflict copies of the file `name` begin (`Stem (conflict `); the
+    /// copies of a name too long to keep whole beside the suffix begin otherwise.
+    public static func conflictCopyPrefix(of name: String) -> String {
+        conflictStem(of: name) + " (conflict "
     }
 
     /// Whether the file at `path` is a conflict copy (see ``conflictCopyName(of:time:device:)``).

@@ -1,6 +1,7 @@
 import Foundation
 import ShelfModel
 import ShelfMarkdown
+import GRDB
 
 extension StoreWriter {
     /// Stores `bytes` as the whole file of item `id`, the one rule for every file that arrives
@@ -58,5 +59,21 @@ extension StoreWriter {
         return try with(ChangeOrigin(.conflict, device: device)) {
             try saveFile(bytes, of: id, kind: kind, at: copyPath, basedOn: nil, modified: time)
         }
+    }
+
+    /// Moves to the trash the conflict copies beside `path` that still hold exactly `bytes`: a
+    /// save made from those bytes continues the line they lost on, and only a line's newest
+    /// edit is kept aside. A copy edited since is the user's, and stays. Returns the copies'
+    /// paths.
+    @discardableResult
+    public func retireConflictCopies(holding bytes: Data, beside path: String) throws -> [String] {
+        let prefix = ItemPath.folder(of: path) + "/" + FileNaming.conflictCopyPrefix(of: String(ItemPath.fileName(of: path)))
+        let copies = try Row.fetchAll(db.cachedStatement(sql: """
+            SELECT id, path FROM item WHERE trashed_at IS NULL AND path >= ? AND path < ? AND size = ? AND content = ?
+            """), arguments: [prefix, prefix + "\u{10FFFF}", bytes.count, bytes])
+        for copy in copies {
+            try trash(id: ItemID(rawValue: copy["id"]), reason: "superseded: a later save continued what it kept aside")
+        }
+        return copies.map { $0["path"] }
     }
 }

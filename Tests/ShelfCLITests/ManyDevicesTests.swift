@@ -52,10 +52,17 @@ import TestSupport
             return try TestMount.perform(on: mountpoint) { try FileManager.default.contentsOfDirectory(atPath: folder).sorted() }
         }
 
-        /// Every file of `Notes/` and its bytes.
+        /// Every file of `Notes/` and its bytes; one removed between listing and reading (a
+        /// conflict copy retired meanwhile) is left out.
         func snapshot() throws -> [String: String] {
             var files: [String: String] = [:]
-            for name in try notes() { files[name] = try read("Notes/" + name) }
+            for name in try notes() {
+                do {
+                    files[name] = try read("Notes/" + name)
+                } catch CocoaError.fileReadNoSuchFile {
+                    continue
+                }
+            }
             return files
         }
     }
@@ -135,11 +142,12 @@ import TestSupport
             #expect(try converge(devices) { $0.count == Self.notes.count }.converged)
 
             // Different paragraphs: B's stale buffer carries the old d0, and A's d0 stays.
-            let stale = try b.read(path)
+            let scratch = FileManager.default.temporaryDirectory
+            let stale = try OpenEditor(b.mountpoint + "/" + path, scratch: scratch)
             try a.rewriteOwnParagraph(of: path, to: "from a", atomically: false)
             #expect(try eventually(within: .seconds(10)) { try b.read(path).contains("d0: from a\n") },
                     "b's mount shows a's edit (and has served it)")
-            try b.write(stale.replacingOccurrences(of: "d1: start", with: "d1: from b"), to: path, atomically: false)
+            try stale.save(replacingLineStarting: "d1: ", with: "d1: from b", atomically: false)
             let merged = try converge(devices) { files in
                 let text = files[String(path.dropFirst("Notes/".count))] ?? ""
                 return text.contains("d0: from a\n") && text.contains("d1: from b\n")
@@ -148,11 +156,10 @@ import TestSupport
             #expect(try a.notes().count == Self.notes.count, "no conflict copy")
 
             // The same paragraph: the save wins, the other side is kept once.
-            let staleAgain = try b.read(path)
+            let staleAgain = try OpenEditor(b.mountpoint + "/" + path, scratch: scratch)
             try a.rewriteOwnParagraph(of: path, to: "again from a", atomically: true)
             #expect(try eventually(within: .seconds(10)) { try b.read(path).contains("d0: again from a\n") })
-            try b.write(staleAgain.replacingOccurrences(of: "d0: from a", with: "d0: overruled by b"), to: path,
-                        atomically: true)
+            try staleAgain.save(replacingLineStarting: "d0: ", with: "d0: overruled by b", atomically: true)
             let resolved = try converge(devices) { files in
                 files[String(path.dropFirst("Notes/".count))]?.contains("d0: overruled by b\n") == true
                     && files.count == Self.notes.count + 1
@@ -165,6 +172,57 @@ import TestSupport
             let own = try a.read(path).replacingOccurrences(of: "d2: start", with: "d2:   spaced  \t as typed")
             try a.write(own, to: path, atomically: false)
             #expect(try a.read(path) == own)
+        }
+    }
+
+    /// Editors that autosave write their whole buffer every moment while someone elsewhere saves
+    /// the same paragraph: a device's successive saves are one line of history, so only the
+    /// newest edit of each side can lose, and at most one copy is left — of the older side.
+    @Test func autosavesAgainstASaveElsewhereLeaveAtMostOneCopy() throws {
+        try withDevices(.folder, count: 2) { devices in
+            let (a, b) = (devices[0], devices[1])
+            #expect(try converge(devices) { $0.count == Self.notes.count }.converged)
+            func draft(_ text: String, of read: String) -> String {
+                read.replacingOccurrences(of: #"(?m)^d0: .*$"#, with: "d0: \(text)", options: .regularExpression)
+            }
+
+            // A autosaves five times, B saves once in the middle: A's last save is the newest.
+            let path = Self.notes[0]
+            let (readByA, readByB) = (try a.read(path), try b.read(path))
+            for round in 1...5 {
+                try a.write(draft("a types \(round)", of: readByA), to: path, atomically: false)
+                if round == 3 { try b.write(draft("b once", of: readByB), to: path, atomically: true) }
+                Thread.sleep(forTimeInterval: 0.2)  // an editor's autosave pace, not a wait
+            }
+            let first = try converge(devices) { files in
+                files[String(path.dropFirst("Notes/".count))]?.contains("d0: a types 5\n") == true
+                    && files.count <= Self.notes.count + 1
+            }
+            #expect(first.converged, "A's newest save wins everywhere, with at most one copy: \(first.snapshots.first ?? [:])")
+            let firstCopies = (first.snapshots.first ?? [:]).filter { $0.key.contains("(conflict") }
+            #expect(firstCopies.count <= 1 && firstCopies.values.allSatisfy { $0.contains("d0: b once\n") }, "\(firstCopies)")
+
+            // Both autosave ten times, interleaved: B's last save is the newest.
+            let other = Self.notes[1]
+            let (otherByA, otherByB) = (try a.read(other), try b.read(other))
+            for round in 1...10 {
+                try a.write(draft("a drafts \(round)", of: otherByA), to: other, atomically: round % 2 == 0)
+                try b.write(draft("b drafts \(round)", of: otherByB), to: other, atomically: round % 2 == 1)
+                Thread.sleep(forTimeInterval: 0.125)
+            }
+            let second = try converge(devices) { files in
+                files[String(other.dropFirst("Notes/".count))]?.contains("d0: b drafts 10\n") == true
+            }
+            #expect(second.converged, "B's newest save wins everywhere: \(second.snapshots.first ?? [:])")
+            // Known gap: where one device's autosave loses to the other's and is never pushed
+            // (a newer one replaced it first), the next save's push cannot name it as its base,
+            // so the copy of that line's earlier edit stays beside the newest one.
+            let settled = try converge(devices) { files in files.keys.filter { $0.hasPrefix("Shared 1 (conflict") }.count <= 1 }
+            let copies = (settled.snapshots.first ?? [:]).filter { $0.key.hasPrefix("Shared 1 (conflict") }
+            #expect(copies.values.allSatisfy { $0.contains("d0: a drafts") }, "only A's words lost: \(copies)")
+            withKnownIssue("two devices autosaving at once can leave a second copy of the losing line", isIntermittent: true) {
+                #expect(settled.converged && copies.count <= 1, "\(copies)")
+            }
         }
     }
 
@@ -204,32 +262,16 @@ import TestSupport
             try device.write(rewritten, to: contested, atomically: device.number % 2 == 1)
         }
         let winner = "d0: contested by d\(Self.deviceCount - 1)\n"
+        let expectedLosers = Set((0..<(Self.deviceCount - 1)).map { "d0: contested by d\($0)" })
+        func losers(_ copies: [String: String]) -> [String] {
+            copies.values.compactMap { text in text.split(separator: "\n").first { $0.hasPrefix("d0: contested by d") }.map(String.init) }
+        }
         let (settled, final) = try converge(devices) { files in
-            files[String(contested.dropFirst("Notes/".count))]?.contains(winner) == true
-                && files.keys.filter { $0.contains("(conflict") }.count >= Self.deviceCount - 1
+            let copies = files.filter { $0.key.contains("(conflict") }
+            return files[String(contested.dropFirst("Notes/".count))]?.contains(winner) == true
+                && copies.count == Self.deviceCount - 1 && Set(losers(copies)) == expectedLosers
         }
         let copies = (final.first ?? [:]).filter { $0.key.contains("(conflict") }
-        let losers = copies.values.compactMap { text in
-            text.split(separator: "\n").first { $0.hasPrefix("d0: contested by d") }.map(String.init)
-        }
-        // Known gaps, each seen now and then here (the closing note of stop 20 has the details):
-        // a save that differs as much from what it read as from a newer version it was also shown
-        // is taken as made from the older one, keeping the newer aside (an extra copy of an older
-        // state); a device whose saves race its own pushes can put the same words in the cloud
-        // twice, each kept aside; and now and then the note did not settle on the newest edit
-        // with every other kept aside within the deadline.
-        withKnownIssue("the contested round's copies are not yet exactly one per losing device", isIntermittent: true) {
-            #expect(settled, "the newest edit wins everywhere: \(final.first ?? [:])")
-            #expect(Set(losers) == Set((0..<(Self.deviceCount - 1)).map { "d0: contested by d\($0)" }),
-                    "every losing device's edit is kept aside: \(losers.sorted())")
-            #expect(copies.count == Self.deviceCount - 1,
-                    "one copy per losing device, nothing else: \(copies.sorted { $0.key < $1.key })")
-        }
-        // In about one run of seven the devices had not reached the same files a minute after the
-        // contested round (under investigation; nothing of the first round is affected).
-        let identical = try settled || converge(devices) { _ in true }.converged
-        withKnownIssue("the contested round can fail to converge", isIntermittent: true) {
-            #expect(identical, "every device ends the contested round with the same files")
-        }
+        #expect(settled, "the newest edit wins everywhere, and every other device's is kept once: \(copies.sorted { $0.key < $1.key })")
     }
 }

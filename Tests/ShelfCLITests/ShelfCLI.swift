@@ -176,6 +176,8 @@ struct ScratchFolders: TestTrait, SuiteTrait, TestScoping {
             for folder in folders {
                 Issue.record("\(test.name) failed; its scratch folder is kept: \(folder.path)", severity: .warning)
             }
+        } else if ProcessInfo.processInfo.environment["SHELF_KEEP_SCRATCH"] != nil {
+            for folder in folders { print("\(test.name): scratch folder kept (SHELF_KEEP_SCRATCH): \(folder.path)") }
         } else {
             for folder in folders { try? FileManager.default.removeItem(at: folder) }
         }

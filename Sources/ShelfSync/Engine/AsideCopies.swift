@@ -2,15 +2,16 @@ import Foundation
 import ShelfModel
 import ShelfStore
 
-/// How a conflict copy of a change from the cloud is made, the same on every device
-/// (``SyncEngine/asideCopy(ofCurrentStateOf:with:)``).
+/// How a conflict copy of an item's current state is made (``SyncEngine/asideCopy(ofCurrentStateOf:with:)``):
+/// for a change from the cloud, the same on every device.
 public struct AsideCopy: Sendable {
     public let id: ItemID
-    /// The losing change's time and device name, which the copy's name shows.
+    /// The losing side's time and device name, which the copy's name shows.
     public let time: Date
     public let device: String
-    /// Part of the id in the name, so two copies from one device and second differ.
-    public let tag: String
+    /// Part of the id in the name, so two copies from one device and second differ; nil for
+    /// bytes only this device has.
+    public let tag: String?
 }
 
 /// Conflict copies that every device makes alike: the id of a loser's copy derives from the
@@ -27,6 +28,28 @@ extension ChangeApplier {
         guard try writer.storedItem(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
         _ = try writer.saveConflictCopy(bytes, id: copyID, kind: kind, beside: newer.path, time: older.time,
                                         device: deviceName(older.device), tag: Self.asideTag(copyID))
+    }
+
+    /// A device's edit made on top of its own earlier edit continues that line: the copy that
+    /// kept the earlier edit's bytes aside when it lost is retired (unless edited since), so a
+    /// device's successive saves leave at most one copy — of the line's newest edit, if that
+    /// loses too. An edit made on top of another device's is no continuation: it may have beaten
+    /// it (a rebase of edits made here), and that copy stays.
+    func retireCopy(continuedBy change: CloudChange) throws {
+        guard !change.id.contains("~"), let baseID = change.base, let base = try writer.cloudChange(baseID) else { return }
+        try retireCopy(of: base, continuedOn: change.device)
+    }
+
+    /// Retires the copy of `base`'s bytes when `base` is an edit of `device`, which continued it.
+    func retireCopy(of base: CloudChange, continuedOn device: DeviceID) throws {
+        let lost = try author(of: base)
+        guard lost.device == device else { return }
+        let copyID = Self.asideID(of: lost)
+        guard let copy = try writer.storedItem(id: copyID), !copy.isTrashed,
+              (copy.placeholder.map { ContentHash(rawValue: $0.hash) } ?? ContentHash(of: copy.record.content)) == lost.hash
+        else { return }
+        logger.debug("\(self.device) retires \(copy.record.path): \(device) continued \(lost.id)")
+        try writer.trash(id: copyID, reason: "superseded: a later edit continued what it kept aside")
     }
 
     func author(of change: CloudChange) throws -> CloudChange {
@@ -62,19 +85,61 @@ extension ChangeApplier {
     }
 }
 
-extension SyncEngine {
-    /// The copy sync makes of item `id`'s current state when that state loses to a concurrent
-    /// edit, if the state is a change from the cloud (nothing edited here since): a local save
-    /// that beats it keeps it aside under the same id, name and time, so the two copies meet as
-    /// one item instead of two. Nil for a state this device made. Reads only the store and the
-    /// device names already known: it runs inside the save's transaction.
+/// What a save through the mount asks of sync when it meets a change from elsewhere, answered
+/// from the store inside the save's transaction (``SyncEngine`` answers).
+public protocol SaveConflicts: Sendable {
+    /// The copy a save that beats item `id`'s current state keeps that state aside as.
+    func asideCopy(ofCurrentStateOf id: ItemID, with writer: StoreWriter) throws -> AsideCopy?
+    /// A save of item `id` made from `bytes` won over a newer state it did not see, now aside.
+    func saveWon(_ id: ItemID, madeFrom bytes: Data, with writer: StoreWriter) throws
+}
+
+extension SyncEngine: SaveConflicts {
+    /// How far back through an item's cloud history a save's bytes are looked for: a save that
+    /// beats a change was read a few changes ago, not a long history back.
+    private static let saveBaseSearch = 64
+
+    /// The save's next push is based on the cloud change that held the bytes it was made from,
+    /// not on the state it beat: every device then sees the two as concurrent and resolves them
+    /// alike, and the copy of that change's line, if it lost somewhere, is retired there. Bytes
+    /// no recent change held leave the base as it is.
+    public func saveWon(_ id: ItemID, madeFrom bytes: Data, with writer: StoreWriter) throws {
+        guard let synced = try writer.syncedChange(of: id) else { return }
+        let hash = ContentHash(of: bytes)
+        var pending = [synced]
+        var seen = Set<ChangeID>()
+        while let next = pending.popLast(), seen.count < Self.saveBaseSearch {
+            guard seen.insert(next).inserted else { continue }
+            // A merge another device derived is known here by the edits it names.
+            guard let change = try writer.cloudChange(next) else {
+                pending.insert(contentsOf: next.contains("~") ? CloudChange.edits(in: next) : [], at: 0)
+                continue
+            }
+            if change.hash == hash && change.operation == .put {
+                if next != synced { try writer.setSyncedChange(ChangeApplier.author(of: change, knownBy: writer).id, of: id) }
+                return
+            }
+            pending.insert(contentsOf: change.parents, at: 0)
+        }
+    }
+
+    /// The copy of item `id`'s current state that a local save beating it keeps aside. Bytes that
+    /// are a change from the cloud (whatever this device's metadata) get the copy sync makes
+    /// when that change loses to a concurrent edit: same id, name and time, so the two copies
+    /// meet as one item instead of two. Bytes only this device has get a new copy named after
+    /// this device. Nil when not linked. Reads only the store and the device names already
+    /// known: it runs inside the save's transaction.
     public func asideCopy(ofCurrentStateOf id: ItemID, with writer: StoreWriter) throws -> AsideCopy? {
-        guard let synced = try writer.syncedCloudChange(of: id), let local = try ItemState.stored(id, in: writer),
-              !local.state.needsPush(since: synced) else { return nil }
-        let author = try ChangeApplier.author(of: synced, knownBy: writer)
-        let copyID = ChangeApplier.asideID(of: author)
-        return AsideCopy(id: copyID, time: author.time,
-                         device: deviceNames.withLock { $0[author.device] } ?? String(author.device.prefix(8)),
-                         tag: ChangeApplier.asideTag(copyID))
+        guard let link = try writer.cloudLink(), let local = try ItemState.stored(id, in: writer) else { return nil }
+        if let synced = try writer.syncedCloudChange(of: id) {
+            let author = try ChangeApplier.author(of: synced, knownBy: writer)
+            if author.hash == local.state.hash {
+                let copyID = ChangeApplier.asideID(of: author)
+                return AsideCopy(id: copyID, time: author.time,
+                                 device: deviceNames.withLock { $0[author.device] } ?? String(author.device.prefix(8)),
+                                 tag: ChangeApplier.asideTag(copyID))
+            }
+        }
+        return AsideCopy(id: .generate(), time: local.state.modified, device: link.deviceName, tag: nil)
     }
 }

@@ -44,6 +44,7 @@ struct ChangeApplier {
     func apply(_ change: CloudChange) throws {
         guard try writer.knownChange(change.id) == nil else { return }
         try remember(change)
+        try retireCopy(continuedBy: change)
         let id = change.itemID
         let local = try ItemState.stored(id, in: writer)
         let synced = try writer.syncedCloudChange(of: id)
@@ -54,15 +55,16 @@ struct ChangeApplier {
             if try isAncestor(change.id, of: synced) { return }
             incoming = try resolveConcurrent(synced, change)
         }
+        var isOnTopOfIncoming = true
         if let local, local.state.needsPush(since: synced) {
-            try rebase(local: local.state, localContent: try local.content ?? bytes(of: local.state), onto: incoming,
-                       base: synced)
+            isOnTopOfIncoming = try rebase(local: local.state, localContent: try local.content ?? bytes(of: local.state),
+                                           onto: incoming, base: synced)
         } else if try isMerge(incoming) {
             try writer.with(ChangeOrigin(.merge)) { try take(incoming.state, title: incoming.title, of: id, claim: incoming) }
         } else {
             try take(incoming.state, title: incoming.title, of: id, claim: incoming)
         }
-        try writer.setSyncedChange(incoming.id, of: id)
+        if isOnTopOfIncoming { try writer.setSyncedChange(incoming.id, of: id) }
     }
 
     /// Whether `change` is a derived merge whose bytes or metadata none of its heads had: a
@@ -270,12 +272,17 @@ struct ChangeApplier {
     // MARK: Local edits
 
     /// Puts local edits not pushed yet on top of `remote`; the result stays a local change,
-    /// pushed next with `remote` as its base.
-    private func rebase(local: ItemState, localContent: Data, onto remote: CloudChange, base: CloudChange?) throws {
+    /// pushed next with `remote` as its base. A local edit that beats `remote` outright (they
+    /// cannot merge and it is newer) was not made from it: it stays on its own base, and is
+    /// pushed as the concurrent edit it is, so every device resolves the two alike and an edit
+    /// made on top of it later continues its line. Returns whether the result is on top of
+    /// `remote`.
+    private func rebase(local: ItemState, localContent: Data, onto remote: CloudChange, base: CloudChange?) throws -> Bool {
         let id = remote.itemID
+        var isOnTopOfRemote = true
         switch (local.operation, remote.operation) {
         case (.delete, .put): try take(remote.state, title: remote.title, of: id, claim: remote)  // an edit beats a delete
-        case (.put, .delete), (.delete, .delete): return       // the local edit stays, and is pushed
+        case (.put, .delete), (.delete, .delete): return true  // the local edit stays, and is pushed
         case (.put, .put):
             var target = Self.mergedMetadata(base: base?.state, older: remote.state, newer: local)
             var targetBytes = localContent
@@ -290,27 +297,36 @@ struct ChangeApplier {
                     targetBytes = bytes
                 case .conflict:
                     logger.debug("\(device) cannot rebase \(id) onto \(remote.id) over \(base?.id ?? "no base"): conflict copy")
-                    guard let kind = ItemKind(rawValue: remote.kind) else { return }
+                    guard let kind = ItemKind(rawValue: remote.kind) else { return true }
                     targetBytes = newer
+                    isOnTopOfRemote = !(localIsNewer && base != nil)
                     // Every device whose own edit beats `remote` keeps it aside: the copy's id
-                    // derives from the change, so they all make one item, not one each.
-                    let copyID = localIsNewer ? Self.asideID(of: remote) : ItemID.generate()
+                    // derives from the edit whose bytes lost, so they all make one item, not one each.
+                    let lost = try author(of: remote)
+                    // A local edit that loses continues this device's line from `base`: its copy
+                    // takes over from that line's earlier one.
+                    if !localIsNewer, let base { try retireCopy(of: base, continuedOn: device) }
+                    let copyID = localIsNewer ? Self.asideID(of: lost) : ItemID.generate()
                     if try writer.storedItem(id: copyID) == nil {
                         _ = try writer.saveConflictCopy(older, id: copyID, kind: kind, beside: local.path,
-                                                        time: localIsNewer ? remote.time : local.modified,
-                                                        device: deviceName(localIsNewer ? remote.device : device),
+                                                        time: localIsNewer ? lost.time : local.modified,
+                                                        device: deviceName(localIsNewer ? lost.device : device),
                                                         tag: localIsNewer ? Self.asideTag(copyID) : nil)
                     }
                 }
             }
             target.hash = ContentHash(of: targetBytes)
             target.size = targetBytes.count
+            // Bytes that are the remote's carry its time: the local edit's time went with its
+            // bytes, and keeping it would push the remote's words again as an edit of this device.
+            if target.hash == remote.hash { target.modified = remote.modified }
             logger.debug("\(device) rebased \(id) (\(remote.path)) onto \(remote.id) from \(base?.id ?? "no base") to \(target.hash.rawValue.prefix(12))")
             let isMerge = target.hash != local.hash && target.hash != remote.hash
             try writer.with(isMerge ? ChangeOrigin(.merge) : ChangeOrigin(.sync, device: deviceName(remote.device))) {
                 try take(target, title: remote.title, of: id, claim: remote, bytes: targetBytes)
             }
         }
+        return isOnTopOfRemote
     }
 
     // MARK: Taking a state
