@@ -195,6 +195,40 @@ import TestSupport
         }
     }
 
+    /// A device's edits are one line: b's edit beats a's outright without being made from it, so
+    /// it is pushed as concurrent; a's next edit, written from the buffer that held its first
+    /// (as an editor that never reloaded saves), continues a's line — the copy of its first edit
+    /// is retired, and only b's, which now loses, is kept aside, once, on every device.
+    @Test func aDevicesSuccessiveEditsLeaveOneCopyOfTheLosingLine() throws {
+        let devices = try Devices(delayed: true)
+        let (a, b, c, id) = try devices.threeHolding("Notes/Plan.md", "one\ntwo\n")
+        let now = Date()
+        _ = try a.write("Notes/Plan.md", "one\na first\n", modified: now.addingTimeInterval(1))
+        #expect(try a.sync().pushed == 1)
+        _ = try b.write("Notes/Plan.md", "one\nb once\n", modified: now.addingTimeInterval(2))
+        try devices.deliver()
+        #expect(try b.sync().pushed == 2, "b's edit, newer, beats a's and is sent, with the copy of a's")
+        #expect(try b.text(id: id) == "one\nb once\n")
+        try devices.settle(a, c)
+        #expect(try a.text(id: id) == "one\nb once\n")
+
+        // a's editor still holds its first edit and saves again on top of it.
+        try a.store.write { writer in
+            _ = try writer.saveFile(Data("one\na again\n".utf8), of: id, kind: .note, at: "Notes/Plan.md", basedOn: nil,
+                                    modified: now.addingTimeInterval(3))
+            try a.engine.saveWon(id, madeFrom: Data("one\na first\n".utf8), with: writer)
+        }
+        try devices.settle(a, b, c)
+
+        for device in [a, b, c] {
+            let files = try device.files()
+            #expect(files["Notes/Plan.md"] == Data("one\na again\n".utf8))
+            let copies = files.filter { $0.key.contains("(conflict ") }
+            #expect(copies.count == 1 && copies.values.first == Data("one\nb once\n".utf8), "\(copies.keys.sorted())")
+        }
+        #expect(try a.files() == b.files() && b.files() == c.files())
+    }
+
     @Test func concurrentEditsPushedBeforeEitherPulledReachTheSameResultEverywhere() throws {
         let devices = try Devices(delayed: true)
         let (a, b, c, id) = try devices.threeHolding("Notes/Plan.md", "one\ntwo\n")
