@@ -398,20 +398,14 @@ import TestSupport
         try a.run("init", a.library.path)
         try #require(try a.run("import", source.path).status == 0)
 
-        // Killed while linking (its first sync pushes every item): the kill must land mid-push,
-        // which shows as some of the notes' bytes in the cloud and uploads still waiting; later
-        // attempts wait longer until one finds the push under way.
-        var interrupted = false
-        for delay in ["0.05", "0.1", "0.2", "0.4", "0.8", "1.6"] where !interrupted {
-            try? FileManager.default.removeItem(atPath: cloud)
-            _ = try a.run("cloud", "unlink")
-            let killed = try a.tool("timeout", "-s", "KILL", delay, ShelfCLI.executable.path, "cloud", "link", cloud,
-                                    "--device", "a", "--library", a.library.path)
-            let status = try a.run("cloud", "status", "--json")
-            let pending = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["pendingUploads"] as? Int
-            let uploaded = Self.contentFiles(in: cloud).count
-            interrupted = Self.wasKilled(killed) && (pending ?? 0) > 0 && uploaded > 0
+        // Killed while linking (its first sync pushes every item), once the first notes' bytes
+        // are in the cloud: the push is under way, with uploads still waiting.
+        let linking = try Self.killed(a, ["cloud", "link", cloud, "--device", "a", "--library", a.library.path]) {
+            !Self.contentFiles(in: cloud).isEmpty
         }
+        let status = try a.run("cloud", "status", "--json")
+        let pending = (try? JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])?["pendingUploads"] as? Int
+        let interrupted = linking && (pending ?? 0) > 0
         #expect(interrupted, "no kill landed in the middle of the push")
         let finished = try a.run("sync")
         try #require(finished.status == 0, "\(finished.stderr)")
@@ -419,20 +413,18 @@ import TestSupport
 
         try b.run("init", b.library.path)
         try #require(try b.run("cloud", "link", cloud, "--device", "b").status == 0)
-        // Killed while downloading: the attempt that counts stored some notes and left others
-        // (downloads are stored 256 to a transaction); later attempts wait longer.
+        // Killed while downloading, once some notes are stored (256 to a transaction) and
+        // others not yet.
         func notDownloaded() throws -> Int {
             let status = try b.run("cloud", "status", "--json")
             return try #require(try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any])["notDownloaded"] as? Int ?? -1
         }
-        var midDownload = false
-        for delay in ["0.3", "0.6", "1.2", "2.4", "4.8"] where !midDownload {
-            let before = try notDownloaded()
-            let killed = try b.tool("timeout", "-s", "KILL", delay, ShelfCLI.executable.path, "download", "--all",
-                                    "--library", b.library.path)
-            let after = try notDownloaded()
-            midDownload = Self.wasKilled(killed) && after < before && after > 0
+        let before = try notDownloaded()
+        let downloading = try Self.killed(b, ["download", "--all", "--library", b.library.path]) {
+            ((try? notDownloaded()) ?? before) < before
         }
+        let after = try notDownloaded()
+        let midDownload = downloading && after < before && after > 0
         #expect(midDownload, "no kill landed in the middle of the downloads")
         let downloaded = try b.run("download", "--all")
         #expect(downloaded.status == 0, "\(downloaded.stderr)")
@@ -485,5 +477,21 @@ import TestSupport
     /// `timeout -s KILL` kills its group, itself included: 9 (killed by the signal) or 137.
     static func wasKilled(_ result: CommandResult) -> Bool {
         result.status == SIGKILL || result.status == 128 + SIGKILL
+    }
+
+    /// Runs `shelf arguments` with `cli`'s environment and kills it with SIGKILL as soon as
+    /// `isUnderWay` holds; whether it was killed (it had not ended by itself first).
+    static func killed(_ cli: ShelfCLI, _ arguments: [String], once isUnderWay: @escaping () -> Bool) throws -> Bool {
+        let process = Process()
+        process.executableURL = ShelfCLI.executable
+        process.arguments = arguments
+        process.environment = cli.environment
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        let underWay = eventually(within: .seconds(30)) { isUnderWay() || !process.isRunning }
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        #expect(eventually(within: .seconds(30)) { !process.isRunning }, "shelf \(arguments[0]) ended")
+        return underWay && process.terminationReason == .uncaughtSignal && process.terminationStatus == SIGKILL
     }
 }
