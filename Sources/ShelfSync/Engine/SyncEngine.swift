@@ -35,6 +35,8 @@ public final class SyncEngine: Sendable {
     private let plainFileChanged = Mutex<@Sendable (String) -> Void>({ _ in })
     /// When the mount last served each item, for evicting the least recently read first.
     let readTimes = Mutex<@Sendable () -> [ItemID: Date]>({ [:] })
+    /// The bytes the last round's held-back changes wait for (see ``awaitedContent``).
+    private let awaited = Mutex<Set<ContentHash>>([])
 
     /// Changes read from the cloud per round trip.
     private static let pullLimit = 1000
@@ -96,11 +98,12 @@ public final class SyncEngine: Sendable {
             do {
                 try checkIdentity()
                 let (pulled, held) = try pull()
+                awaited.withLock { $0 = held.awaited }
                 let report = Report(pulled: pulled, pushed: try push() + pushPlainFiles())
                 try enforceCacheLimit(lastRead: readTimes.withLock { $0 }())
                 // An idle round writes nothing (a write would wake the mount and the next round).
                 let link = try requireLink()
-                let waiting = held.isEmpty ? nil : held.joined(separator: "; ")
+                let waiting = held.reasons.isEmpty ? nil : held.reasons.joined(separator: "; ")
                 if waiting != link.waiting, let waiting { logger.info("held back: \(waiting)") }
                 if report != Report() || link.error != nil || link.offlineSince != nil || link.waiting != waiting
                     || link.lastSync.map({ Date().timeIntervalSince($0) > 60 }) ?? true {
@@ -118,12 +121,35 @@ public final class SyncEngine: Sendable {
         }
     }
 
+    /// The bytes the changes the last round held back wait for: a file-sync tool delivers a
+    /// batch and its content in any order, so the runner watches for them to arrive.
+    public var awaitedContent: Set<ContentHash> { awaited.withLock { $0 } }
+
+    /// What a round holds back, and the bytes it waits for.
+    private struct Held {
+        var reasons: [String] = []
+        var awaited: Set<ContentHash> = []
+    }
+
     func checkIdentity() throws {
         let link = try requireLink()
         let identity = try cloud.identity()
-        guard identity.cloud == link.cloud else {
+        guard identity.cloud == link.cloud || (try joinsCloudThatMet(identity, link)) else {
             throw CloudError.differentCloud(location: cloud.location, expected: link.cloud, found: identity.cloud)
         }
+    }
+
+    /// Two devices that linked to one shared folder before either's cloud reached the other
+    /// each made one; the file-sync tool kept one identity and set the other aside. The device
+    /// whose identity was set aside (its own record beside it proves the folder is the one it
+    /// wrote to) joins the one kept: every device's log and bytes are in that one folder, so
+    /// nothing splits or is lost — as if it had joined the other's cloud with its library.
+    private func joinsCloudThatMet(_ kept: CloudIdentity, _ link: CloudLinkState) throws -> Bool {
+        guard try cloud.identitiesSetAside().contains(where: { $0.cloud == link.cloud }),
+              try cloud.devices().contains(where: { $0.id == link.device }) else { return false }
+        try record { $0.cloud = kept.cloud }
+        logger.notice("the cloud this device made at \(cloud.location) met another made there before it arrived; joined that one (\(kept.cloud))")
+        return true
     }
 
     /// Applies the changes held back whose items are free now, then every batch of other
@@ -132,14 +158,15 @@ public final class SyncEngine: Sendable {
     /// A device's batch that cannot be applied yet (``applyAfterItsBases``) holds back that
     /// device's later batches until a round finds what it waits for; the other devices'
     /// batches go on.
-    private func pull() throws -> (applied: Int, waiting: [String]) {
+    private func pull() throws -> (applied: Int, held: Held) {
         let link = try requireLink()
         var applied = 0
-        var held: [String] = []
+        var held = Held()
         do {
             applied = try applyDeferred(link)
         } catch let missing as ChangeApplier.ContentNotArrived {
-            held.append("changes of items that were in use: \(missing)")
+            held.reasons.append("changes of items that were in use: \(missing)")
+            held.awaited.insert(missing.hash)
         }
         var cursor = try CloudCoding.decoder.decode(CloudCursor.self, from: link.cursor)
         if cursor.positions.isEmpty, let snapshot = try cloud.latestSnapshot() {
@@ -147,7 +174,8 @@ public final class SyncEngine: Sendable {
                 try CloudInputRules.check(snapshot)
             } catch let refusal as CloudInputRules.Refusal {
                 // Nothing is read past a snapshot that fails: the logs it covers may be gone.
-                return (applied, held + ["the newest snapshot, of device \(deviceName(snapshot.device)), is refused (\(refusal)); run `shelf cloud compact` on a device that syncs well to write a newer one"])
+                held.reasons.append("the newest snapshot, of device \(deviceName(snapshot.device)), is refused (\(refusal)); run `shelf cloud compact` on a device that syncs well to write a newer one")
+                return (applied, held)
             }
             applied += try start(from: snapshot, link)
             cursor = snapshot.cursor
@@ -163,12 +191,13 @@ public final class SyncEngine: Sendable {
                 do {
                     applied += try applyAfterItsBases(batch, cursor: &cursor, link: link)
                 } catch let wait as Waiting {
-                    held.append("changes from \(deviceName(batch.device)) (batch \(batch.number)): \(wait.reason)")
+                    held.reasons.append("changes from \(deviceName(batch.device)) (batch \(batch.number)): \(wait.reason)")
+                    if let content = wait.content { held.awaited.insert(content) }
                     waiting.insert(batch.device)
                 }
             }
             if cursor == before {
-                if let inUse = try heldForItemsInUse() { held.append(inUse) }
+                if let inUse = try heldForItemsInUse() { held.reasons.append(inUse) }
                 return (applied, held)
             }
         }
@@ -196,6 +225,8 @@ public final class SyncEngine: Sendable {
     /// tries again.
     private struct Waiting: Error {
         let reason: String
+        /// The bytes it waits for, when that is what it waits for.
+        var content: ContentHash?
     }
 
     /// Applies `batch` once every batch its changes were made on top of is applied: a cloud may
@@ -247,7 +278,7 @@ public final class SyncEngine: Sendable {
             do {
                 applied += try apply(top, cursor: next, link: link)
             } catch let missing as ChangeApplier.ContentNotArrived {
-                throw Waiting(reason: "\(missing)")
+                throw Waiting(reason: "\(missing)", content: missing.hash)
             }
             cursor = next
             pending.removeLast()
@@ -416,6 +447,7 @@ public enum SyncError: Error, Equatable, CustomStringConvertible {
     case noSuchDevice(name: String, known: [String])
     case cannotForgetItself
     case invalidDeviceName(String)
+    case cloudDidNotArrive(location: String, seconds: Int)
 
     public var description: String {
         switch self {
@@ -427,6 +459,8 @@ public enum SyncError: Error, Equatable, CustomStringConvertible {
             "no single device is called \(name); the cloud knows: \(known.joined(separator: ", ")). Name one by its id."
         case .cannotForgetItself:
             "a device cannot forget itself; run forget-device on another device, or `shelf cloud unlink` here."
+        case .cloudDidNotArrive(let location, let seconds):
+            "no Shelf cloud arrived at \(location) within \(seconds) s; nothing was linked. Check that the file-sync tool shares the folder (and that another device linked it), then link again — or drop --join to make a new cloud there."
         case .invalidDeviceName(let name):
             "\(name.debugDescription) cannot name a device: use 1 to \(CloudInputRules.maxDeviceNameBytes) bytes without / or control characters (--device NAME)."
         }
