@@ -44,7 +44,7 @@ extension SyncEngine {
     private static func arrivedIdentity(of cloud: any CloudBackend, join: Bool, wait: TimeInterval,
                                         progress: (String) -> Void) throws -> CloudIdentity? {
         let start = Date()
-        var lastSaid = start
+        var lastSaid = Date.distantPast
         while true {
             do {
                 return try cloud.identity()
