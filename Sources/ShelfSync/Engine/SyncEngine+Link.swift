@@ -5,7 +5,8 @@ import ShelfModel
 import ShelfStore
 import Synchronization
 
-/// Linking a library to a cloud and unlinking it, and what is left to upload.
+/// Linking a library to a cloud and unlinking it, checking it is still the cloud linked to,
+/// and what is left to upload.
 extension SyncEngine {
     /// Links `store` to the cloud at `cloud`: creates one in a new or empty place, or joins the
     /// one there. Nothing moves until the first sync, which brings the cloud's items here and
@@ -69,6 +70,27 @@ extension SyncEngine {
     public static func unlink(_ store: LibraryStore) throws {
         guard try store.cloudLink() != nil else { throw SyncError.notLinked }
         try store.write { try $0.removeCloudLink() }
+    }
+
+    func checkIdentity() throws {
+        let link = try requireLink()
+        let identity = try cloud.identity()
+        guard identity.cloud == link.cloud || (try joinsCloudThatMet(identity, link)) else {
+            throw CloudError.differentCloud(location: cloud.location, expected: link.cloud, found: identity.cloud)
+        }
+    }
+
+    /// Two devices that linked to one shared folder before either's cloud reached the other
+    /// each made one; the file-sync tool kept one identity and set the other aside. The device
+    /// whose identity was set aside (its own record beside it proves the folder is the one it
+    /// wrote to) joins the one kept: every device's log and bytes are in that one folder, so
+    /// nothing splits or is lost — as if it had joined the other's cloud with its library.
+    private func joinsCloudThatMet(_ kept: CloudIdentity, _ link: CloudLinkState) throws -> Bool {
+        guard try cloud.identitiesSetAside().contains(where: { $0.cloud == link.cloud }),
+              try cloud.devices().contains(where: { $0.id == link.device }) else { return false }
+        try record { $0.cloud = kept.cloud }
+        logger.notice("the cloud this device made at \(cloud.location) met another made there before it arrived; joined that one (\(kept.cloud))")
+        return true
     }
 
     /// Items changed here that the cloud has not heard of yet.

@@ -131,27 +131,6 @@ public final class SyncEngine: Sendable {
         var awaited: Set<ContentHash> = []
     }
 
-    func checkIdentity() throws {
-        let link = try requireLink()
-        let identity = try cloud.identity()
-        guard identity.cloud == link.cloud || (try joinsCloudThatMet(identity, link)) else {
-            throw CloudError.differentCloud(location: cloud.location, expected: link.cloud, found: identity.cloud)
-        }
-    }
-
-    /// Two devices that linked to one shared folder before either's cloud reached the other
-    /// each made one; the file-sync tool kept one identity and set the other aside. The device
-    /// whose identity was set aside (its own record beside it proves the folder is the one it
-    /// wrote to) joins the one kept: every device's log and bytes are in that one folder, so
-    /// nothing splits or is lost — as if it had joined the other's cloud with its library.
-    private func joinsCloudThatMet(_ kept: CloudIdentity, _ link: CloudLinkState) throws -> Bool {
-        guard try cloud.identitiesSetAside().contains(where: { $0.cloud == link.cloud }),
-              try cloud.devices().contains(where: { $0.id == link.device }) else { return false }
-        try record { $0.cloud = kept.cloud }
-        logger.notice("the cloud this device made at \(cloud.location) met another made there before it arrived; joined that one (\(kept.cloud))")
-        return true
-    }
-
     /// Applies the changes held back whose items are free now, then every batch of other
     /// devices past the cursor; returns how many changes were applied, and what waits and why.
     /// A change of a busy item (and every later one of that item) is held back, never dropped.
@@ -177,7 +156,13 @@ public final class SyncEngine: Sendable {
                 held.reasons.append("the newest snapshot, of device \(deviceName(snapshot.device)), is refused (\(refusal)); run `shelf cloud compact` on a device that syncs well to write a newer one")
                 return (applied, held)
             }
-            applied += try start(from: snapshot, link)
+            do {
+                applied += try start(from: snapshot, link)
+            } catch let missing as ChangeApplier.ContentNotArrived {
+                held.reasons.append("the newest snapshot, of device \(deviceName(snapshot.device)): \(missing)")
+                held.awaited.insert(missing.hash)
+                return (applied, held)
+            }
             cursor = snapshot.cursor
         }
         var waiting = Set<DeviceID>()
@@ -409,7 +394,7 @@ public final class SyncEngine: Sendable {
         return link
     }
 
-    private func record(_ update: (inout CloudLinkState) -> Void) throws {
+    func record(_ update: (inout CloudLinkState) -> Void) throws {
         try store.write { writer in
             guard var link = try writer.cloudLink() else { return }
             update(&link)
@@ -437,32 +422,5 @@ public final class SyncEngine: Sendable {
             guard errno == EINTR else { throw SystemCallError("lock \(path)") }
         }
         return try body()
-    }
-}
-
-/// What linking and syncing refuse, each with the fix.
-public enum SyncError: Error, Equatable, CustomStringConvertible {
-    case notLinked
-    case alreadyLinked(location: String)
-    case noSuchDevice(name: String, known: [String])
-    case cannotForgetItself
-    case invalidDeviceName(String)
-    case cloudDidNotArrive(location: String, seconds: Int)
-
-    public var description: String {
-        switch self {
-        case .notLinked:
-            "this library is not linked to a cloud; link it with `shelf cloud link DIR`."
-        case .alreadyLinked(let location):
-            "this library is already linked to the cloud at \(location); `shelf cloud unlink` first to link another."
-        case .noSuchDevice(let name, let known):
-            "no single device is called \(name); the cloud knows: \(known.joined(separator: ", ")). Name one by its id."
-        case .cannotForgetItself:
-            "a device cannot forget itself; run forget-device on another device, or `shelf cloud unlink` here."
-        case .cloudDidNotArrive(let location, let seconds):
-            "no Shelf cloud arrived at \(location) within \(seconds) s; nothing was linked. Check that the file-sync tool shares the folder (and that another device linked it), then link again — or drop --join to make a new cloud there."
-        case .invalidDeviceName(let name):
-            "\(name.debugDescription) cannot name a device: use 1 to \(CloudInputRules.maxDeviceNameBytes) bytes without / or control characters (--device NAME)."
-        }
     }
 }
