@@ -4,7 +4,7 @@ import Synchronization
 
 /// Logs a failure that repeats — every read of an item whose bytes cannot be fetched fails
 /// alike, and the kernel tries a failed read once more — once per subject a minute at most,
-/// saying how many like it went unlogged: a reader in a loop must not fill `mount.log`.
+/// saying how many of its failures went unlogged: a reader in a loop must not fill `mount.log`.
 final class RepeatedFailures: Sendable {
     private struct Logged {
         var message: String
@@ -35,7 +35,7 @@ final class RepeatedFailures: Sendable {
             let unlogged = logged[subject]?.unlogged ?? 0
             if logged.count >= Self.subjectLimit { logged = logged.filter { now.timeIntervalSince($0.value.time) < interval } }
             logged[subject] = Logged(message: message, time: now, unlogged: 0)
-            return unlogged > 0 ? "\(message) (\(unlogged) more like it since the last line)" : message
+            return unlogged > 0 ? "\(message) (\(unlogged) more failures not logged since the last line)" : message
         }
         if let line { logger.warning("\(line)") }
     }

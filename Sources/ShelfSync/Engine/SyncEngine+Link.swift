@@ -72,6 +72,7 @@ extension SyncEngine {
         try store.write { try $0.removeCloudLink() }
     }
 
+    /// Throws unless the cloud is the one this library linked to, or one it met and joined.
     func checkIdentity() throws {
         let link = try requireLink()
         let identity = try cloud.identity()
