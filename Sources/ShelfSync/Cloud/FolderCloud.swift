@@ -309,11 +309,11 @@ public struct FolderCloud: CloudBackend {
         }
     }
 
-    /// What systems and sync tools leave in any folder (`.stfolder`, `.DS_Store`,
-    /// `desktop.ini`): such a folder still counts as empty.
     /// The folders Shelf makes in a cloud.
     private static let folderNames: Set<String> = ["devices", "log", "content", "acks", "snapshots"]
 
+    /// What systems and sync tools leave in any folder (`.stfolder`, `.DS_Store`,
+    /// `desktop.ini`): such a folder still counts as empty.
     private static func isIgnorable(_ name: String) -> Bool {
         name.hasPrefix(".") || ["desktop.ini", "Thumbs.db"].contains(name)
     }
