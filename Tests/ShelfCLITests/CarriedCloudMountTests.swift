@@ -78,7 +78,7 @@ import TestSupport
 
             let events = carried.b.scratch.appendingPathComponent("events").path
             let said = carried.b.scratch.appendingPathComponent("inotifywait.log")
-            FileManager.default.createFile(atPath: said.path, contents: nil)
+            _ = FileManager.default.createFile(atPath: said.path, contents: nil)
             let watcher = Process()
             watcher.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
             watcher.arguments = ["-m", "-e", "modify,close_write", "--format", "%e %w%f", "-o", events, mountB + "/Notes"]

@@ -76,7 +76,7 @@ extension SyncEngine {
     func checkIdentity() throws {
         let link = try requireLink()
         let identity = try cloud.identity()
-        guard identity.cloud == link.cloud || (try joinsCloudThatMet(identity, link)) else {
+        guard try identity.cloud == link.cloud || joinsCloudThatMet(identity, link) else {
             throw CloudError.differentCloud(location: cloud.location, expected: link.cloud, found: identity.cloud)
         }
     }

@@ -84,7 +84,7 @@ extension SyncEngine {
     /// Bytes this device no longer holds stay missing (their readers report it).
     private func restoreRemovedContent(of changes: [CloudChange]) throws {
         let plain = PlainFileSync(root: store.plainFilesFolder)
-        for change in changes where change.kind != PlainFileSync.folderKind && (try !cloud.hasContent(change.hash)) {
+        for change in changes where try change.kind != PlainFileSync.folderKind && !cloud.hasContent(change.hash) {
             let bytes = PlainFileSync.isPlain(change) ? plain.bytes(at: change.path)
                 : try store.write { try ItemState.stored(change.itemID, in: $0)?.content }
             guard let bytes, ContentHash(of: bytes) == change.hash else { continue }
