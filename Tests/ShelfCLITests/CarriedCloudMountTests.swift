@@ -92,7 +92,9 @@ import TestSupport
             }, "inotifywait did not set its watches")
             func heard(_ event: String) -> Int {
                 let lines = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
-                return lines.split(separator: "\n").filter { $0.hasPrefix(event + " ") && $0.hasSuffix("/" + path) }.count
+                return lines.split(separator: "\n").filter { line in
+                    line.hasSuffix("/" + path) && line.split(separator: " ").first?.split(separator: ",").contains(Substring(event)) == true
+                }.count
             }
 
             try carried.pushedOnA { try second.write(to: URL(fileURLWithPath: mountA + "/" + path)) }
