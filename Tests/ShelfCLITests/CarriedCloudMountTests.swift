@@ -60,6 +60,20 @@ import TestSupport
         try a.withMount { mountA in try b.withMount { mountB in try body(carried, mountA, mountB) } }
     }
 
+    /// `--join` never makes a cloud: it waits, says so, and says what to check when none came.
+    @Test func joiningACloudThatNeverArrivesLinksNothingAndSaysWhy() throws {
+        let b = try ShelfCLI()
+        let cloud = b.scratch.appendingPathComponent("cloud").path
+        try FileManager.default.createDirectory(atPath: cloud + "/.stfolder", withIntermediateDirectories: true)
+        try #require(try b.run("init", b.library.path).status == 0)
+        let joined = try b.run("cloud", "link", cloud, "--device", "desk", "--join", "--wait", "0.5")
+        #expect(joined.status != 0)
+        #expect(joined.stderr.contains("waiting for the cloud to arrive"), "\(joined.stderr)")
+        #expect(joined.stderr.contains("no Shelf cloud arrived at \(cloud)") && joined.stderr.contains("drop --join"), "\(joined.stderr)")
+        #expect(try FileManager.default.contentsOfDirectory(atPath: cloud) == [".stfolder"])
+        #expect(try b.run("status").stdout.contains("not linked"))
+    }
+
     enum Order: String, CaseIterable, Sendable {
         case batchFirst, contentFirst
     }
