@@ -87,6 +87,24 @@ import TestSupport
         #expect(seen.keys.contains { $0.contains("/content/") })
     }
 
+    /// Reused bytes are never touched, so another device's removal of unused bytes may take
+    /// bytes a change just named again: the device that pushed the change stores them again.
+    @Test func bytesRemovedFromUnderAChangeAreStoredAgainByItsDevice() throws {
+        let devices = try Devices()
+        let a = try devices.device("a")
+        _ = try a.write("Notes/Kept.md", "first\n")
+        try a.sync()
+        try a.engine.maintainCloud(snapshotEvery: 1)
+        _ = try a.write("Notes/Kept.md", "kept\n")
+        try a.sync()
+        let hash = ContentHash(of: Data("kept\n".utf8)).rawValue
+        let file = devices.cloudFolder(for: "a").appendingPathComponent("content/\(hash.prefix(2))/\(hash)")
+        try FileManager.default.removeItem(at: file)
+
+        try a.engine.maintainCloud()
+        #expect(FileManager.default.contents(atPath: file.path) == Data("kept\n".utf8))
+    }
+
     /// Two devices link to the shared folder before either's cloud reaches the other: each
     /// makes one, and the file-sync tool keeps one `shelf-cloud.json` and sets the other aside.
     /// The device whose identity was set aside joins the one kept, and nothing splits.

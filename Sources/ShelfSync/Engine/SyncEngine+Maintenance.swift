@@ -55,7 +55,14 @@ extension SyncEngine {
             var keeping = Set(snapshot.changes.map(\.hash))
             var bases = Set<ChangeID>()
             var own: [CloudChange] = []
+            // A device's log whose first batches were removed is read from where removal may
+            // have reached (every device read it, the snapshot covers it): read from the start,
+            // the first removed batch would be a gap that ends its run, and the bytes its later
+            // batches name would go unkept.
             var position = CloudCursor()
+            for device in snapshot.cursor.positions.keys where try cloud.batch(of: device, number: 1) == nil {
+                position[device] = min(active.map { acks[$0]?.cursor[device] ?? 0 }.min() ?? 0, snapshot.cursor[device])
+            }
             while true {
                 let (batches, next) = try cloud.batches(after: position, limit: 10_000)
                 guard !batches.isEmpty else { break }
