@@ -34,15 +34,30 @@ extension ShelfFileSystem {
 
     /// Sync wrote or removed the plain file at `path` behind the mount's back: the kernel
     /// drops what it cached of it (name, attributes, pages) and the mount its open descriptor,
-    /// which may name the file it replaced; watchers of its folder hear of a new or changed
+    /// which may name the file it replaced; cached listings are made again (folders sync made
+    /// on the way to it included); watchers of its folder hear of a new or changed
     /// file from the announcer (a removed one from the kernel's delete notification).
     func plainFileChangedElsewhere(_ path: MountPath) {
+        folders.noteNamespaceChange()
         let inode = inodes.kernelInode(for: .plain(path))
         if let inode {
             descriptors.forget(inode)
             invalidate(.content(Inode(inode)))
         }
-        guard let parent = inodes.kernelInode(for: .plain(path.parent)) else { return }
+        guard let parent = inodes.kernelInode(for: .plain(path.parent)) else {
+            // Its folder may be new here too (sync wrote into a folder it made): the nearest
+            // folder the kernel knows drops its listing and its entry for the next one down.
+            var folder = path.parent
+            while !folder.isRoot {
+                if let known = inodes.kernelInode(for: .plain(folder.parent)) {
+                    invalidate(.content(Inode(known)))
+                    invalidate(.entry(parent: Inode(known), name: folder.name))
+                    break
+                }
+                folder = folder.parent
+            }
+            return
+        }
         invalidate(.content(Inode(parent)))
         switch (plain.exists(path), inode) {
         case (true, nil):

@@ -19,6 +19,8 @@ public final class ShelfFuseOperations: FuseOperations {
     private let control = Mutex<MountControl.Server?>(nil)
     /// Folder listings by `opendir` handle: one consistent snapshot per open, so offsets hold.
     private let listings = Mutex<(next: UInt64, open: [UInt64: OpenListing])>((1, [:]))
+    /// Reads of placeholders that cannot be downloaded, logged without repeating.
+    private let failedDownloads: RepeatedFailures
 
     /// Loads the library's index. Throws the store's error when the library cannot be read.
     /// `idleSaveDelay`: how long a file may go unwritten before its writes are saved without
@@ -32,6 +34,7 @@ public final class ShelfFuseOperations: FuseOperations {
         fileSystem = try ShelfFileSystem(store: store, idleSaveDelay: idleSaveDelay, sync: sync,
                                          downloadTimeout: downloadTimeout)
         syncEngine = sync
+        failedDownloads = RepeatedFailures(logger: fileSystem.logger)
         sync?.considerBusy { [fileSystem] in fileSystem.busyItems() }
         sync?.fillFetchedFirst { [fileSystem] in try fileSystem.downloads.fillPending() }
         sync?.evictByLastRead { [fileSystem] in fileSystem.lastReads.withLock { $0 } }
@@ -238,7 +241,7 @@ public final class ShelfFuseOperations: FuseOperations {
         reply.failOnInterrupt()
         fileSystem.downloads.whenDownloaded(id) { [self] error in
             if let error {
-                fileSystem.logger.warning("cannot download \(id): \(error)")
+                failedDownloads.warning("cannot download \(id): \(error)", about: id.rawValue)
                 return reply.fail(Errno.ioError)
             }
             answer(reply) { try fileSystem.read(inode.rawValue, offset: offset, size: size, for: process(of: request)) }

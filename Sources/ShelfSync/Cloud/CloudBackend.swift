@@ -15,9 +15,17 @@ public protocol CloudBackend: Sendable {
     /// for a backend that pushes its news, or cannot be watched).
     var changeFolders: [URL] { get }
 
+    /// Local folders in which the bytes `hashes` will arrive, for a device whose changes wait
+    /// for them to wake on (empty where they cannot be watched).
+    func contentFolders(for hashes: Set<ContentHash>) -> [URL]
+
     /// The cloud's identity. Throws `CloudError` when there is no cloud there (missing, empty,
     /// unreadable, not a Shelf cloud) or one written by a newer Shelf.
     func identity() throws -> CloudIdentity
+
+    /// Identities set aside where two clouds made at one place met (a file-sync tool keeps one
+    /// `shelf-cloud.json` and renames the other); empty where that cannot happen.
+    func identitiesSetAside() throws -> [CloudIdentity]
 
     /// Makes a new cloud; refuses (`CloudError.notACloud`) where anything is stored already.
     func create(_ identity: CloudIdentity) throws
@@ -62,7 +70,8 @@ public protocol CloudBackend: Sendable {
     /// reused since `unusedSince`; returns how many.
     func removeContent(except keeping: Set<ContentHash>, unusedSince: Date) throws -> Int
 
-    /// Stores file bytes under their hash (when that hash is stored already, marks it used now).
+    /// Stores file bytes under their hash, only if that hash is not stored yet: a stored file
+    /// is never rewritten nor touched (a database may note that the bytes were used again).
     func putContent(_ bytes: Data, hash: ContentHash) throws
     /// The bytes stored under `hash`, checked against it; nil when they have not arrived.
     func content(_ hash: ContentHash) throws -> Data?
@@ -75,6 +84,10 @@ public protocol CloudBackend: Sendable {
 }
 
 extension CloudBackend {
+    public func identitiesSetAside() throws -> [CloudIdentity] { [] }
+
+    public func contentFolders(for hashes: Set<ContentHash>) -> [URL] { [] }
+
     public func watchNews(_ news: @escaping @Sendable () -> Void) -> (any CloudNewsWatch)? { nil }
 }
 

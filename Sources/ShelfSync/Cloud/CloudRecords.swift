@@ -210,6 +210,9 @@ public enum CloudError: Error, Equatable, CustomStringConvertible {
     case server(location: String, reason: String)
     /// The place holds files, but no Shelf cloud.
     case notACloud(location: String)
+    /// The place holds parts of a Shelf cloud but not its identity yet: a file-sync tool is
+    /// still bringing it.
+    case arriving(location: String)
     /// The place holds another cloud than the one this library linked to.
     case differentCloud(location: String, expected: String, found: String)
     case newerFormat(location: String, format: Int)
@@ -230,6 +233,8 @@ public enum CloudError: Error, Equatable, CustomStringConvertible {
             "the cloud at \(location): \(reason)."
         case .notACloud(let location):
             "\(location) holds files but no Shelf cloud (no shelf-cloud.json); a cloud is created only in a new or empty folder: choose one, or the folder of an existing cloud."
+        case .arriving(let location):
+            "\(location) holds parts of a Shelf cloud but not its shelf-cloud.json yet (a file-sync tool may still be bringing it); sync waits for it."
         case .differentCloud(let location, let expected, let found):
             "\(location) holds another cloud (\(found)) than the one this library is linked to (\(expected)); sync stopped and nothing was deleted. Put the right folder back, or `shelf cloud unlink` and link this one."
         case .newerFormat(let location, let format):

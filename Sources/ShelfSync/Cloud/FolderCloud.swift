@@ -38,6 +38,12 @@ public struct FolderCloud: CloudBackend {
         }
     }
 
+    /// `content/` (where a prefix folder may still appear) and the prefix folder of each hash.
+    public func contentFolders(for hashes: Set<ContentHash>) -> [URL] {
+        guard !hashes.isEmpty else { return [] }
+        return [contentURL] + Set(hashes.map { contentFileURL($0).deletingLastPathComponent() }).sorted { $0.path < $1.path }
+    }
+
     private var identityURL: URL { folder.appendingPathComponent("shelf-cloud.json") }
     private var devicesURL: URL { folder.appendingPathComponent("devices", isDirectory: true) }
     private var logURL: URL { folder.appendingPathComponent("log", isDirectory: true) }
@@ -50,14 +56,25 @@ public struct FolderCloud: CloudBackend {
     public func identity() throws -> CloudIdentity {
         let entries = try listing(of: folder, missing: CloudError.missing(location: location))
         guard entries.contains(identityURL.lastPathComponent) else {
-            throw entries.allSatisfy(Self.isIgnorable) ? CloudError.empty(location: location)
-                                                       : CloudError.notACloud(location: location)
+            if entries.allSatisfy(Self.isIgnorable) { throw CloudError.empty(location: location) }
+            // A file-sync tool brings a cloud's files in any order, its identity maybe last.
+            let isShelfsOwn = entries.allSatisfy { Self.isIgnorable($0) || Self.folderNames.contains($0) }
+            throw isShelfsOwn ? CloudError.arriving(location: location) : CloudError.notACloud(location: location)
         }
         let identity = try decode(CloudIdentity.self, at: identityURL)
         guard identity.format <= CloudIdentity.currentFormat else {
             throw CloudError.newerFormat(location: location, format: identity.format)
         }
         return identity
+    }
+
+    /// Identities a file-sync tool set aside beside the one it kept (`shelf-cloud.sync-conflict-…
+    /// .json`, `shelf-cloud (conflicted copy).json`): two devices each made a cloud here before
+    /// either's reached the other. Unreadable ones are passed over.
+    public func identitiesSetAside() throws -> [CloudIdentity] {
+        try listing(of: folder, missing: nil).filter {
+            $0 != identityURL.lastPathComponent && $0.hasPrefix("shelf-cloud") && $0.hasSuffix(".json")
+        }.compactMap { try? decode(CloudIdentity.self, at: folder.appendingPathComponent($0)) }
     }
 
     public func create(_ identity: CloudIdentity) throws {
@@ -201,8 +218,11 @@ public struct FolderCloud: CloudBackend {
     // MARK: Content
 
     public func putContent(_ bytes: Data, hash: ContentHash) throws {
-        // Stored already: marked used now, so a removal of unused bytes running elsewhere spares it.
-        if try !writeOnce(bytes, at: contentFileURL(hash)) { utimensat(AT_FDCWD, contentFileURL(hash).path, nil, 0) }
+        // Stored already: left as it is, neither rewritten nor touched (a file-sync tool would
+        // carry a second writer's change). A removal racing this reuse is repaired by the
+        // pushing device's maintenance (``SyncEngine/maintainCloud(snapshotEvery:unusedFor:)``).
+        guard try !hasContent(hash) else { return }
+        try writeOnce(bytes, at: contentFileURL(hash))
     }
 
     public func removeContent(except keeping: Set<ContentHash>, unusedSince: Date) throws -> Int {
@@ -288,6 +308,9 @@ public struct FolderCloud: CloudBackend {
             throw CloudError.unreadable(location: location, reason: error.localizedDescription)
         }
     }
+
+    /// The folders Shelf makes in a cloud.
+    private static let folderNames: Set<String> = ["devices", "log", "content", "acks", "snapshots"]
 
     /// What systems and sync tools leave in any folder (`.stfolder`, `.DS_Store`,
     /// `desktop.ini`): such a folder still counts as empty.

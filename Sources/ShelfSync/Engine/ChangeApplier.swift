@@ -334,7 +334,8 @@ struct ChangeApplier {
     /// Makes the item `id` what `state` says: trashed, or live at its path (numbered if
     /// another item holds it) with its bytes, times, mode and attributes. Bytes the item does
     /// not have here yet stay in the cloud (a placeholder) unless this device downloads
-    /// everything; an item that is downloaded here stays downloaded.
+    /// everything; an item that is downloaded here stays downloaded, so its change waits
+    /// (``ContentNotArrived``) until a file-sync tool has delivered the new bytes.
     /// `claim`: the change that brings this state, which decides who keeps a path that two
     /// items want (``placeAtFreePath(_:claimedBy:)``).
     private func take(_ state: ItemState, title: String, of id: ItemID, claim: CloudChange, bytes given: Data? = nil) throws {
@@ -353,6 +354,9 @@ struct ChangeApplier {
         if !isLive || current?.state.hash != state.hash {
             let isDownloadedHere = isLive && current?.content != nil
             let bytes = try given ?? ((downloadsEagerly || isDownloadedHere) ? content(state.hash) : nil)
+            // An item read here keeps serving its bytes until the new ones have arrived: the
+            // change waits for them rather than turn the item into a placeholder readers fail on.
+            if isDownloadedHere, bytes == nil { throw ContentNotArrived(hash: state.hash) }
             if let bytes, isDownloadedHere || !isLive {
                 _ = try writer.saveFile(bytes, of: id, kind: kind, at: path, basedOn: nil, modified: state.modified)
             } else {

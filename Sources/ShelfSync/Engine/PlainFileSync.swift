@@ -40,6 +40,8 @@ struct PlainFileSync {
     /// one, for naming a conflict copy of what was changed here.
     func apply(_ change: CloudChange, with writer: StoreWriter, device: DeviceID,
                content: (ContentHash) throws -> Data?, deviceName: (DeviceID) -> String) throws -> Bool {
+        // What stays on each device (a device whose rules were older may have sent it) stays out.
+        guard !ignore.excludes(change.path) else { return false }
         let synced = try writer.plainFileChange(of: change.path).map { try CloudCoding.decoder.decode(CloudChange.self, from: $0) }
         guard synced?.id != change.id else { return false }
         func bytes(_ change: CloudChange) throws -> Data? {
@@ -182,11 +184,13 @@ struct PlainFileSync {
 
 /// Which plain files stay on this device: `.shelfignore` in the plain-file root (one glob per
 /// line, `#` comments; a pattern without `/` matches a name in any folder) and the defaults —
-/// editor swap and backup files, and Obsidian's per-device workspace layout.
+/// editor swap and backup files, Obsidian's per-device workspace layout, and what Syncthing
+/// keeps in a folder it shares (its marker, ignores, old versions, files on their way).
 struct IgnoreRules {
     static let defaults = [
         ".*.swp", ".*.swx", "*~", ".#*", "#*#", "*___jb_tmp___", "*___jb_old___", "4913", ".DS_Store", "Thumbs.db",
         "desktop.ini", ".obsidian/workspace*.json", ".shelfignore",
+        ".stfolder", ".stignore", ".stversions", ".syncthing.*.tmp", "~syncthing~*.tmp",
     ]
 
     let patterns: [String]

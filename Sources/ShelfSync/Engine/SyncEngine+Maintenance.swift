@@ -54,13 +54,22 @@ extension SyncEngine {
             }
             var keeping = Set(snapshot.changes.map(\.hash))
             var bases = Set<ChangeID>()
+            var own: [CloudChange] = []
+            // A device's log whose first batches were removed is read from where removal may
+            // have reached (every device read it, the snapshot covers it): read from the start,
+            // the first removed batch would be a gap that ends its run, and the bytes its later
+            // batches name would go unkept.
             var position = CloudCursor()
+            for device in snapshot.cursor.positions.keys where try cloud.batch(of: device, number: 1) == nil {
+                position[device] = min(active.map { acks[$0]?.cursor[device] ?? 0 }.min() ?? 0, snapshot.cursor[device])
+            }
             while true {
                 let (batches, next) = try cloud.batches(after: position, limit: 10_000)
                 guard !batches.isEmpty else { break }
                 for batch in batches {
                     keeping.formUnion(batch.changes.map(\.hash))
                     bases.formUnion(batch.changes.flatMap(\.parents))
+                    if batch.device == link.device { own += batch.changes.filter { $0.operation == .put } }
                 }
                 position = next
             }
@@ -71,7 +80,23 @@ extension SyncEngine {
                     + writer.syncedChanges().map { try CloudCoding.decoder.decode(CloudChange.self, from: $0).hash }
             })
             report.contentRemoved = try cloud.removeContent(except: keeping, unusedSince: Date().addingTimeInterval(-unusedFor))
+            try restoreRemovedContent(of: own)
             return report
+        }
+    }
+
+    /// Stores again the bytes of this device's changes still in the log that a removal
+    /// elsewhere took away: stored bytes are never touched when reused, so another device's
+    /// removal may have counted them unused just as this device pushed a change naming them.
+    /// Bytes this device no longer holds stay missing (their readers report it).
+    private func restoreRemovedContent(of changes: [CloudChange]) throws {
+        let plain = PlainFileSync(root: store.plainFilesFolder)
+        for change in changes where try change.kind != PlainFileSync.folderKind && !cloud.hasContent(change.hash) {
+            let bytes = PlainFileSync.isPlain(change) ? plain.bytes(at: change.path)
+                : try store.write { try ItemState.stored(change.itemID, in: $0)?.content }
+            guard let bytes, ContentHash(of: bytes) == change.hash else { continue }
+            try cloud.putContent(bytes, hash: change.hash)
+            logger.notice("stored again the bytes of \(change.path), which the cloud had lost")
         }
     }
 

@@ -35,6 +35,8 @@ public final class SyncEngine: Sendable {
     private let plainFileChanged = Mutex<@Sendable (String) -> Void>({ _ in })
     /// When the mount last served each item, for evicting the least recently read first.
     let readTimes = Mutex<@Sendable () -> [ItemID: Date]>({ [:] })
+    /// The bytes the last round's held-back changes wait for (see ``awaitedContent``).
+    private let awaited = Mutex<Set<ContentHash>>([])
 
     /// Changes read from the cloud per round trip.
     private static let pullLimit = 1000
@@ -96,11 +98,12 @@ public final class SyncEngine: Sendable {
             do {
                 try checkIdentity()
                 let (pulled, held) = try pull()
+                awaited.withLock { $0 = held.awaited }
                 let report = Report(pulled: pulled, pushed: try push() + pushPlainFiles())
                 try enforceCacheLimit(lastRead: readTimes.withLock { $0 }())
                 // An idle round writes nothing (a write would wake the mount and the next round).
                 let link = try requireLink()
-                let waiting = held.isEmpty ? nil : held.joined(separator: "; ")
+                let waiting = held.reasons.isEmpty ? nil : held.reasons.joined(separator: "; ")
                 if waiting != link.waiting, let waiting { logger.info("held back: \(waiting)") }
                 if report != Report() || link.error != nil || link.offlineSince != nil || link.waiting != waiting
                     || link.lastSync.map({ Date().timeIntervalSince($0) > 60 }) ?? true {
@@ -118,12 +121,14 @@ public final class SyncEngine: Sendable {
         }
     }
 
-    func checkIdentity() throws {
-        let link = try requireLink()
-        let identity = try cloud.identity()
-        guard identity.cloud == link.cloud else {
-            throw CloudError.differentCloud(location: cloud.location, expected: link.cloud, found: identity.cloud)
-        }
+    /// The bytes the changes the last round held back wait for: a file-sync tool delivers a
+    /// batch and its content in any order, so the runner watches for them to arrive.
+    public var awaitedContent: Set<ContentHash> { awaited.withLock { $0 } }
+
+    /// What a round holds back, and the bytes it waits for.
+    private struct Held {
+        var reasons: [String] = []
+        var awaited: Set<ContentHash> = []
     }
 
     /// Applies the changes held back whose items are free now, then every batch of other
@@ -132,14 +137,15 @@ public final class SyncEngine: Sendable {
     /// A device's batch that cannot be applied yet (``applyAfterItsBases``) holds back that
     /// device's later batches until a round finds what it waits for; the other devices'
     /// batches go on.
-    private func pull() throws -> (applied: Int, waiting: [String]) {
+    private func pull() throws -> (applied: Int, held: Held) {
         let link = try requireLink()
         var applied = 0
-        var held: [String] = []
+        var held = Held()
         do {
             applied = try applyDeferred(link)
         } catch let missing as ChangeApplier.ContentNotArrived {
-            held.append("changes of items that were in use: \(missing)")
+            held.reasons.append("changes of items that were in use: \(missing)")
+            held.awaited.insert(missing.hash)
         }
         var cursor = try CloudCoding.decoder.decode(CloudCursor.self, from: link.cursor)
         if cursor.positions.isEmpty, let snapshot = try cloud.latestSnapshot() {
@@ -147,9 +153,16 @@ public final class SyncEngine: Sendable {
                 try CloudInputRules.check(snapshot)
             } catch let refusal as CloudInputRules.Refusal {
                 // Nothing is read past a snapshot that fails: the logs it covers may be gone.
-                return (applied, held + ["the newest snapshot, of device \(deviceName(snapshot.device)), is refused (\(refusal)); run `shelf cloud compact` on a device that syncs well to write a newer one"])
+                held.reasons.append("the newest snapshot, of device \(deviceName(snapshot.device)), is refused (\(refusal)); run `shelf cloud compact` on a device that syncs well to write a newer one")
+                return (applied, held)
             }
-            applied += try start(from: snapshot, link)
+            do {
+                applied += try start(from: snapshot, link)
+            } catch let missing as ChangeApplier.ContentNotArrived {
+                held.reasons.append("the newest snapshot, of device \(deviceName(snapshot.device)): \(missing)")
+                held.awaited.insert(missing.hash)
+                return (applied, held)
+            }
             cursor = snapshot.cursor
         }
         var waiting = Set<DeviceID>()
@@ -163,12 +176,13 @@ public final class SyncEngine: Sendable {
                 do {
                     applied += try applyAfterItsBases(batch, cursor: &cursor, link: link)
                 } catch let wait as Waiting {
-                    held.append("changes from \(deviceName(batch.device)) (batch \(batch.number)): \(wait.reason)")
+                    held.reasons.append("changes from \(deviceName(batch.device)) (batch \(batch.number)): \(wait.reason)")
+                    if let content = wait.content { held.awaited.insert(content) }
                     waiting.insert(batch.device)
                 }
             }
             if cursor == before {
-                if let inUse = try heldForItemsInUse() { held.append(inUse) }
+                if let inUse = try heldForItemsInUse() { held.reasons.append(inUse) }
                 return (applied, held)
             }
         }
@@ -196,6 +210,8 @@ public final class SyncEngine: Sendable {
     /// tries again.
     private struct Waiting: Error {
         let reason: String
+        /// The bytes it waits for, when that is what it waits for.
+        var content: ContentHash?
     }
 
     /// Applies `batch` once every batch its changes were made on top of is applied: a cloud may
@@ -247,7 +263,7 @@ public final class SyncEngine: Sendable {
             do {
                 applied += try apply(top, cursor: next, link: link)
             } catch let missing as ChangeApplier.ContentNotArrived {
-                throw Waiting(reason: "\(missing)")
+                throw Waiting(reason: "\(missing)", content: missing.hash)
             }
             cursor = next
             pending.removeLast()
@@ -378,7 +394,7 @@ public final class SyncEngine: Sendable {
         return link
     }
 
-    private func record(_ update: (inout CloudLinkState) -> Void) throws {
+    func record(_ update: (inout CloudLinkState) -> Void) throws {
         try store.write { writer in
             guard var link = try writer.cloudLink() else { return }
             update(&link)
@@ -406,29 +422,5 @@ public final class SyncEngine: Sendable {
             guard errno == EINTR else { throw SystemCallError("lock \(path)") }
         }
         return try body()
-    }
-}
-
-/// What linking and syncing refuse, each with the fix.
-public enum SyncError: Error, Equatable, CustomStringConvertible {
-    case notLinked
-    case alreadyLinked(location: String)
-    case noSuchDevice(name: String, known: [String])
-    case cannotForgetItself
-    case invalidDeviceName(String)
-
-    public var description: String {
-        switch self {
-        case .notLinked:
-            "this library is not linked to a cloud; link it with `shelf cloud link DIR`."
-        case .alreadyLinked(let location):
-            "this library is already linked to the cloud at \(location); `shelf cloud unlink` first to link another."
-        case .noSuchDevice(let name, let known):
-            "no single device is called \(name); the cloud knows: \(known.joined(separator: ", ")). Name one by its id."
-        case .cannotForgetItself:
-            "a device cannot forget itself; run forget-device on another device, or `shelf cloud unlink` here."
-        case .invalidDeviceName(let name):
-            "\(name.debugDescription) cannot name a device: use 1 to \(CloudInputRules.maxDeviceNameBytes) bytes without / or control characters (--device NAME)."
-        }
     }
 }

@@ -3,7 +3,8 @@ import Logging
 import ShelfStore
 
 /// Syncs continuously while a library is mounted (or `shelf sync --watch` runs): a round as
-/// soon as the library commits a change or a new file lands in the cloud's change folders, and
+/// soon as the library commits a change or a new file lands in the cloud's change folders (or
+/// where the bytes a held-back change waits for will land), and
 /// at least every `interval` (a cloud that cannot be watched, a missed event). After a failure
 /// the next round waits longer each time (up to a minute), so an unreachable cloud is retried
 /// without spinning. ``syncNow()`` asks for a round at once. Once an hour it also keeps the
@@ -80,6 +81,10 @@ public final class SyncRunner: @unchecked Sendable {
         for folder in engine.cloud.changeFolders { signal.watch(.init(folder: folder) { !$0.hasPrefix(".") }) }
         do {
             let report = try engine.sync()
+            // Changes held back for bytes on their way are applied as soon as those arrive.
+            for folder in engine.cloud.contentFolders(for: engine.awaitedContent) {
+                signal.watch(.init(folder: folder) { !$0.hasPrefix(".") })
+            }
             if failures > 0 { logger.notice("the cloud at \(engine.cloud.location) can be reached again") }
             if report.pulled + report.pushed > 0 {
                 logger.info("synced: \(report.pulled) changes in, \(report.pushed) out")

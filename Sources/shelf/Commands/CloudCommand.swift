@@ -19,7 +19,10 @@ struct CloudCommand: ParsableCommand {
                 file-sync tool (Syncthing, Nextcloud, Dropbox). A PostgreSQL cloud is \
                 postgres://USER@HOST[:PORT]/DATABASE[?sslmode=require|verify-full&cloud=NAME]; \
                 the password comes from PGPASSWORD or ~/.pgpass, never from the address. The \
-                first sync brings the cloud's items here and uploads this library's.
+                first sync brings the cloud's items here and uploads this library's. A cloud \
+                that a file-sync tool is still bringing is waited for (--join: even in an \
+                empty folder); two devices that each made a cloud in one shared folder are \
+                joined into one when they meet.
                 """)
         @OptionGroup var library: LibraryOptions
         @Argument(help: ArgumentHelp("The cloud folder, or a postgres:// address.", valueName: "DIR|URL"))
@@ -33,6 +36,10 @@ struct CloudCommand: ParsableCommand {
         @Option(help: ArgumentHelp("Keep at most this much downloaded (`500M`, `2G`); the least recently read items are evicted first.",
                                    valueName: "SIZE"))
         var cacheLimit: ByteCount?
+        @Flag(help: "Join the cloud another device made, waiting for a file-sync tool to bring it; never make a new one here.")
+        var join = false
+        @Option(help: ArgumentHelp("How long to wait for a cloud on its way, in seconds.", valueName: "SECONDS"))
+        var wait: Double = 600
 
         func run() throws {
             let store = try library.open()
@@ -42,7 +49,9 @@ struct CloudCommand: ParsableCommand {
             }
             let cloud = try CloudLocation.backend(location)
             let link = try SyncEngine.link(store, to: cloud, deviceName: device, downloadAll: download == .all,
-                                           cacheLimit: cacheLimit?.bytes)
+                                           cacheLimit: cacheLimit?.bytes, join: join, wait: wait) { progress in
+                FileHandle.standardError.write(Data((progress + "\n").utf8))
+            }
             let report = try SyncEngine(store: store, cloud: cloud).sync()
             print("Linked to the cloud at \(link.location) as \(link.deviceName): \(report.pulled) changes in, \(report.pushed) items uploaded.")
         }
