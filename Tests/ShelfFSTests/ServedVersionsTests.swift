@@ -1,0 +1,51 @@
+import Foundation
+import Testing
+import ShelfModel
+@testable import ShelfFS
+
+/// Which versions a save may have been made from: the writer's own reads first, everything
+/// served when the writer is not known.
+@Suite struct ServedVersionsTests {
+    let served = ServedVersions()
+    let note = ItemID("note")
+    let editor: ProcessID = 100
+    let checker: ProcessID = 200
+
+    @Test func aKnownWritersOwnReadsComeFirstMostRecentFirst() {
+        served.served(note, version: 1, to: editor)
+        served.served(note, version: 2, to: checker)
+        served.served(note, version: 3, to: editor)
+        served.wrote(note, by: editor)
+        #expect(served.readFrom(note, startedFrom: 3) == [3, 1, 3])
+    }
+
+    @Test func aWriterThatReadNothingHereMayHaveReadAnythingServedOldestFirst() {
+        served.served(note, version: 2, to: checker)
+        served.served(note, version: 1, to: checker)
+        served.wrote(note, by: editor)
+        #expect(served.readFrom(note, startedFrom: 3) == [1, 2, 3])
+    }
+
+    @Test func twoWritersSinceTheLastSaveCountAsNotKnown() {
+        served.served(note, version: 1, to: editor)
+        served.served(note, version: 2, to: checker)
+        served.wrote(note, by: editor)
+        served.wrote(note, by: checker)
+        #expect(served.readFrom(note) == [1, 2])
+    }
+
+    @Test func aSaveStartsItsWriterAgainFromWhatItSaved() {
+        served.served(note, version: 1, to: editor)
+        served.wrote(note, by: editor)
+        served.saved(note, version: 4, through: nil, startsAgain: true)
+        served.wrote(note, by: editor)
+        #expect(served.readFrom(note) == [4])
+    }
+
+    @Test func aFilledPlaceholderStandsForTheVersionItsReadersGot() {
+        served.served(note, version: 5, to: editor)  // a placeholder: its version holds no bytes
+        served.filled(note, version: 6)
+        served.wrote(note, by: editor)
+        #expect(served.readFrom(note) == [6])
+    }
+}
