@@ -143,7 +143,7 @@ struct ItemCommitter: Sendable {
             // What the current state is, asked before the save replaces it.
             let aside = try conflicts?.asideCopy(ofCurrentStateOf: id, with: writer)
             var outcome = Outcome(record: try saveOnTop())
-            if let bytes = base.bytes { try conflicts?.saveWon(id, madeFrom: bytes, with: writer) }
+            try conflicts?.saveWon(id, madeFrom: base.version, with: writer)
             if let other = try writer.record(id: id) {
                 let copy = try aside.flatMap { try writer.storedItem(id: $0.id).flatMap { $0.isTrashed ? nil : $0.record } }
                     ?? writer.saveConflictCopy(current.content, id: aside?.id ?? .generate(), kind: kind, beside: other.path,

@@ -214,9 +214,10 @@ import TestSupport
 
         // a's editor still holds its first edit and saves again on top of it.
         try a.store.write { writer in
+            let firstEdit = try #require(try (1...8).reversed().first { try writer.file(id: id, version: $0) == Data("one\na first\n".utf8) })
             _ = try writer.saveFile(Data("one\na again\n".utf8), of: id, kind: .note, at: "Notes/Plan.md", basedOn: nil,
                                     modified: now.addingTimeInterval(3))
-            try a.engine.saveWon(id, madeFrom: Data("one\na first\n".utf8), with: writer)
+            try a.engine.saveWon(id, madeFrom: firstEdit, with: writer)
         }
         try devices.settle(a, b, c)
 

@@ -90,22 +90,24 @@ extension ChangeApplier {
 public protocol SaveConflicts: Sendable {
     /// The copy a save that beats item `id`'s current state keeps that state aside as.
     func asideCopy(ofCurrentStateOf id: ItemID, with writer: StoreWriter) throws -> AsideCopy?
-    /// A save of item `id` made from `bytes` won over a newer state it did not see, now aside.
-    func saveWon(_ id: ItemID, madeFrom bytes: Data, with writer: StoreWriter) throws
+    /// A save of item `id` made from its `version` won over a newer state it did not see, now aside.
+    func saveWon(_ id: ItemID, madeFrom version: Int64, with writer: StoreWriter) throws
 }
 
 extension SyncEngine: SaveConflicts {
-    /// How far back through an item's cloud history a save's bytes are looked for: a save that
-    /// beats a change was read a few changes ago, not a long history back.
+    /// How far back a save's origin is looked for, through the item's cloud history and through
+    /// its versions here: a save that beats a change was read a few changes ago.
     private static let saveBaseSearch = 64
+    private static let localVersionSearch = 8
 
     /// The save's next push is based on the cloud change that held the bytes it was made from,
     /// not on the state it beat: every device then sees the two as concurrent and resolves them
     /// alike, and the copy of that change's line, if it lost somewhere, is retired there. Bytes
-    /// no recent change held leave the base as it is.
-    public func saveWon(_ id: ItemID, madeFrom bytes: Data, with writer: StoreWriter) throws {
+    /// that never reached the cloud (an autosave that lost before it was sent) were made from
+    /// the version before them here, and so on back. Nothing found leaves the base as it is.
+    public func saveWon(_ id: ItemID, madeFrom version: Int64, with writer: StoreWriter) throws {
         guard let synced = try writer.syncedChange(of: id) else { return }
-        let hash = ContentHash(of: bytes)
+        var changeHolding: [ContentHash: CloudChange] = [:]
         var pending = [synced]
         var seen = Set<ChangeID>()
         while let next = pending.popLast(), seen.count < Self.saveBaseSearch {
@@ -115,11 +117,14 @@ extension SyncEngine: SaveConflicts {
                 pending.insert(contentsOf: next.contains("~") ? CloudChange.edits(in: next) : [], at: 0)
                 continue
             }
-            if change.hash == hash && change.operation == .put {
-                if next != synced { try writer.setSyncedChange(ChangeApplier.author(of: change, knownBy: writer).id, of: id) }
-                return
-            }
+            if change.operation == .put, changeHolding[change.hash] == nil { changeHolding[change.hash] = change }
             pending.insert(contentsOf: change.parents, at: 0)
+        }
+        for earlier in stride(from: version, to: max(0, version - Int64(Self.localVersionSearch)), by: -1) {
+            guard let bytes = try writer.file(id: id, version: earlier) else { continue }
+            guard let change = changeHolding[ContentHash(of: bytes)] else { continue }
+            if change.id != synced { try writer.setSyncedChange(ChangeApplier.author(of: change, knownBy: writer).id, of: id) }
+            return
         }
     }
 

@@ -95,8 +95,15 @@ struct MountCommand: ParsableCommand {
         arguments += ["--poll-interval", String(pollInterval), "--download-timeout", String(downloadTimeout.value)]
         let daemon = try Daemon.spawn(executable: Daemon.currentExecutable, arguments: arguments, log: log)
 
-        let deadline = ContinuousClock.now + .seconds(30)
-        while ContinuousClock.now < deadline {
+        // A loaded machine, or a cloud slow to answer its first question, can keep a daemon that
+        // is alive from mounting for a while: it is waited for, and said to be waited for.
+        let started = ContinuousClock.now
+        var toldWaiting = false
+        while ContinuousClock.now < started + Self.mountWait {
+            if !toldWaiting, ContinuousClock.now > started + .seconds(10) {
+                FileHandle.standardError.write(Data("Still mounting \(store.folder.path) (log: \(log.path))…\n".utf8))
+                toldWaiting = true
+            }
             if ShelfMounts.isShelfMount(path) {
                 print("Mounted \(store.folder.path) at \(path). Unmount with `shelf unmount \(path)`.")
                 return
@@ -109,8 +116,11 @@ struct MountCommand: ParsableCommand {
             }
             Thread.sleep(forTimeInterval: 0.02)
         }
-        throw CLIError("the mount did not come up within 30 s; see \(log.path)")
+        throw CLIError("the mount did not come up within \(Self.mountWait); see \(log.path)")
     }
+
+    /// How long `shelf mount` waits for its daemon's mount to appear.
+    static let mountWait = Duration.seconds(120)
 }
 
 extension MountCommand {
