@@ -65,21 +65,24 @@ extension ShelfFileSystem {
         return id
     }
 
-    /// The bytes a read of item inode `inode` serves, and their version: those of the version
-    /// whose size the kernel was last given, which cuts every read there until the change
-    /// follower's invalidation reaches it — so a reader never gets a newer version cut short.
-    private func storedBytes(of id: ItemID, inode: UInt64) throws -> (version: Int64, content: Data) {
+    /// Up to `size` bytes at `offset` of what a read of item inode `inode` serves, and their
+    /// version: those of the version whose size the kernel was last given, which cuts every
+    /// read there until the change follower's invalidation reaches it — so a reader never gets
+    /// a newer version cut short. The current version is read range by range from the store.
+    private func storedBytes(of id: ItemID, inode: UInt64, offset: Int, size: Int) throws -> (version: Int64, bytes: [UInt8]) {
         let version = saves.served.sizedVersion(of: inode) ?? index.version(of: id)
-        if let version, let content = saves.recentSaves.content(of: id, version: version) { return (version, content) }
-        guard let file = try store.file(id: id) else { throw Errno.noEntry }
+        if let version, let content = saves.recentSaves.content(of: id, version: version) {
+            return (version, Self.slice(content, offset: offset, size: size))
+        }
+        guard let file = try store.fileRange(id: id, offset: offset, count: size) else { throw Errno.noEntry }
         if let version, version != file.version, let content = try store.file(id: id, version: version) {
-            return (version, content)
+            return (version, Self.slice(content, offset: offset, size: size))
         }
         // Evicted elsewhere (`shelf evict`) and not in the index yet: its bytes are the cloud's.
-        if file.content.count != index.summary(id: id)?.size, try store.downloadState(of: id) != nil {
+        if file.size != index.summary(id: id)?.size, try store.downloadState(of: id) != nil {
             throw PlaceholderDownloads.NotHere(id: id)
         }
-        return (file.version, file.content)
+        return (file.version, Array(file.bytes))
     }
 
     /// Up to `size` bytes of `inode` at `offset`.
@@ -89,16 +92,16 @@ extension ShelfFileSystem {
         switch key {
         case .item(let id):
             if downloads.isLinked { lastReads.withLock { $0[id] = Date() } }
-            if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            if let bytes = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             if downloads.isLinked, let content = downloads.fetchedContent(of: id) {
                 if let version = index.version(of: id) { saves.served.served(id, version: version) }
-                return Self.slice(content, offset: offset, size: size)
+                return Self.slice(content, offset: Int(offset), size: size)
             }
-            let (version, content) = try storedBytes(of: id, inode: inode)
+            let (version, bytes) = try storedBytes(of: id, inode: inode, offset: Int(offset), size: size)
             saves.served.served(id, version: version)
-            return Self.slice(content, offset: offset, size: size)
+            return bytes
         case .newItemFile:
-            if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            if let bytes = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             // Its first save made it an item meanwhile (and then let go of its buffer).
             if case .item? = inodes.key(of: inode) { return try read(inode, offset: offset, size: size) }
             return []
@@ -110,12 +113,15 @@ extension ShelfFileSystem {
             bytes.removeSubrange(count...)
             return bytes
         case .status(let name):
-            return Self.slice(try statusFolder.snapshot(of: name).bytes, offset: offset, size: size)
+            return Self.slice(try statusFolder.snapshot(of: name).bytes, offset: Int(offset), size: size)
         }
     }
 
-    private static func slice(_ bytes: some Collection<UInt8>, offset: Int64, size: Int) -> [UInt8] {
-        Array(bytes.dropFirst(Int(offset)).prefix(size))
+    private static func slice<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, offset: Int, size: Int) -> [UInt8]
+        where Bytes.Index == Int {
+        guard offset < bytes.count else { return [] }
+        let start = bytes.startIndex + offset
+        return Array(bytes[start..<min(bytes.endIndex, start + size)])
     }
 
     /// Writes `data` at `offset` (at the end when `appending`); returns the count written.

@@ -98,7 +98,7 @@ final class ShelfFileSystem: Sendable {
         var asideCopy: (@Sendable (ItemID, StoreWriter) throws -> AsideCopy?)?
         if let sync { asideCopy = { id, writer in try sync.asideCopy(ofCurrentStateOf: id, with: writer) } }
         let committer = ItemCommitter(store: store, asideCopy: asideCopy)
-        let journal = try SavePipeline.replayJournal(of: store, into: committer, logger: logger)
+        let journal = try SavePipeline.replayJournal(of: store, into: committer, plain: plain, logger: logger)
         for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
         let summaries = try store.summaries()

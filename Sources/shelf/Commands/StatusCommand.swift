@@ -27,6 +27,11 @@ struct StatusCommand: ParsableCommand {
         var drafts: [Draft]
         /// Unsaved writes a mount that ended left in the journal; the next mount saves them.
         var unsavedInJournal: Int
+        /// Journal entries that could not be saved, kept with why: a person decides.
+        var setAside: [SetAside]
+        struct SetAside: Encodable {
+            var bytes, why: String
+        }
         var changeSequence: Int64
         var mountedAt: [String]
         /// Mountpoints whose mount process is gone; `shelf mount` there clears and remounts.
@@ -50,6 +55,7 @@ struct StatusCommand: ParsableCommand {
             trashed: try store.trashedItems().count,
             drafts: drafts,
             unsavedInJournal: SaveJournal.leftoverCount(library: store.folder),
+            setAside: SaveJournal.setAside(library: store.folder).map { Status.SetAside(bytes: $0.bytes, why: $0.why) },
             changeSequence: try store.lastSequence(),
             mountedAt: ShelfMounts.mountpoints(ofLibrary: store.folder),
             deadMounts: ShelfMounts.deadMountpoints(ofLibrary: store.folder),
@@ -75,6 +81,13 @@ struct StatusCommand: ParsableCommand {
         }
         if status.unsavedInJournal > 0 {
             print("Unsaved: \(status.unsavedInJournal) file\(status.unsavedInJournal == 1 ? "" : "s") with writes a mount could not save before it ended; kept in the journal, saved at the next `shelf mount`")
+        }
+        if !status.setAside.isEmpty {
+            print("Set aside: \(status.setAside.count) journal entr\(status.setAside.count == 1 ? "y" : "ies") a mount could not save; the bytes are kept as written (copy them where they belong, then delete them):")
+            for entry in status.setAside {
+                print("  \(entry.bytes)")
+                for line in entry.why.split(separator: "\n") { print("    \(line)") }
+            }
         }
     }
 }
