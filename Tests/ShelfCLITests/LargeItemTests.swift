@@ -133,6 +133,11 @@ import TestSupport
         }
         #expect(reread == edit)
         #expect(try cli.run("show", "Notes/Still editable.md").stdout == String(decoding: edit, as: UTF8.self))
+        let daemon = try #require(try CrashRecoveryTests.daemonPID(library: cli.library.path))
+        let status = try String(contentsOfFile: "/proc/\(daemon)/status", encoding: .utf8)
+        let peak = try #require(status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?.split(separator: " ").dropFirst().first
+            .flatMap { Int($0) }, "no VmHWM in /proc/\(daemon)/status")
+        #expect(peak << 10 < budget, "the daemon's peak resident memory is \(peak >> 10) MiB")
     }
 
     /// Runs file operations on the mount with a deadline: a hang fails the test.
