@@ -15,7 +15,7 @@ import time
 
 mount, native, library, pid, shelf, commit, config = sys.argv[1:8]
 MiB = 1 << 20
-SIZES = [1, 4, 16]
+SIZES = [1, 4, 8]
 REOPEN_STEPS = 400
 
 
@@ -137,10 +137,10 @@ for seed in (1, 2, 3):
     out.append(f"| {seed} | {item[0]:.3f} | {item[1]:.3f} | {plain[1]:.3f} | {nat[1]:.3f} | {item[1] / plain[1]:.1f}x |")
 out.append(f"\nWorst item / plain ratio: {max(ratios):.1f}x (goal: within 5x).\n")
 
-out.append("## History of a 16 MiB item\n")
+out.append("## History of an 8 MiB item\n")
 before = library_bytes()
 path = os.path.join(mount, "Notes/History.md")
-body = bytearray(text(16 * MiB, 7))
+body = bytearray(text(8 * MiB - 1024, 7))
 with open(path, "wb") as f:
     f.write(body)
 commit_saves()
@@ -158,7 +158,7 @@ elapsed = time.monotonic() - start
 grown = library_bytes() - after_first
 out.append(f"32 saves, each changing 100 bytes in place and committed: {elapsed:.1f} s "
            f"({elapsed / 32 * 1000:.0f} ms a save). The first save added {(after_first - before) / MiB:.1f} MiB to "
-           f"the database; the 32 edits (32 kept versions of 16 MiB, {32 * 16} MiB as whole copies) added "
+           f"the database; the 32 edits (32 kept versions of 8 MiB, {32 * 8} MiB as whole copies) added "
            f"{grown / MiB:.1f} MiB. Daemon peak RSS: {peak_mib()} MiB.\n")
 
 out.append("## A 2 GiB sparse write\n")

@@ -18,14 +18,16 @@ import ShelfStore
 /// the reads that follow. At start-up, what the journal kept of a mount that ended before
 /// saving is committed first.
 final class SavePipeline: Sendable {
-    /// The largest item file saved as a record (16 MiB: far beyond any note or book). Larger
+    /// The largest item file saved as a record (8 MiB: far beyond any note or book). Larger
     /// bytes are never read into memory: they move out of the journal, unchanged, into a plain
     /// file beside the item (``tooLargeName(beside:in:)``), and the item keeps its last good save.
-    static let largestItemFile = 16 << 20
+    static let largestItemFile = 8 << 20
 
     let buffers: ItemBuffers
     let scheduler: SaveScheduler
     let recentSaves = RecentSaves()
+    /// Large items read lately, whole (32 MiB at most).
+    let recentReads = RecentSaves(capacity: 4 * largestItemFile)
     /// What readers were served of each item, which a save may have been made from.
     let served: ServedVersions
     private let committer: ItemCommitter
