@@ -2,7 +2,7 @@
 """Large items through a Shelf mount, beside a plain file in the same mount and a native folder:
 reading a whole item (seconds and MB/s by size), a random walk of writes with a close and reopen
 about every eighth operation (fsx's reopen mode: each close commits an item), what 32 edited
-versions of a 16 MiB item add to the library, a 2 GiB sparse write, and the daemon's peak resident
+versions of an 8 MiB item add to the library, a 2 GiB sparse write, and the daemon's peak resident
 memory after each. Writes the report (Markdown) on stdout.
 
   bench_large_items.py MOUNT NATIVE LIBRARY DAEMON_PID SHELF_BIN COMMIT CONFIG
