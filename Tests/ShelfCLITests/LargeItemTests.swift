@@ -14,7 +14,8 @@ import TestSupport
 
     /// `truncate -s 2G` of a new item file and one byte written at 2 GiB into an existing one,
     /// under the limit: the mount keeps working, both files' bytes are kept exactly as plain
-    /// files beside them, the items keep their last good saves, and the library remounts.
+    /// files beside them, the items keep their last good saves, and the library remounts. A
+    /// 2 GiB plain file renamed onto an item name is refused with `EFBIG`.
     @Test func twoGiBSparseWritesUnderAMemoryLimitLeaveAWorkingMount() throws {
         try ShelfCLI.withSampleLibrary { cli, mountpoint in
             let limit = try MemoryLimit(bytes: Self.limit)
@@ -24,7 +25,7 @@ import TestSupport
             try Self.mount(cli, mountpoint, under: limit)
 
             let script = """
-                import os, signal, sys
+                import errno, os, signal, sys
                 signal.alarm(60)
                 root, note = sys.argv[1], sys.argv[2]
                 fd = os.open(os.path.join(root, note), os.O_WRONLY)
@@ -33,6 +34,19 @@ import TestSupport
                 fd = os.open(os.path.join(root, "Notes/Huge.md"), os.O_WRONLY | os.O_CREAT, 0o644)
                 os.ftruncate(fd, \(Self.twoGiB))
                 os.close(fd)
+                # A large plain file renamed onto an item name: refused, and left as it was.
+                temp = os.path.join(root, "Notes/.dump.tmp")
+                fd = os.open(temp, os.O_WRONLY | os.O_CREAT, 0o644)
+                os.ftruncate(fd, \(Self.twoGiB))
+                os.close(fd)
+                try:
+                    os.rename(temp, os.path.join(root, "Notes/Dump.md"))
+                    sys.exit("a 2 GiB file was renamed onto an item name")
+                except OSError as error:
+                    assert error.errno == errno.EFBIG, error
+                assert os.stat(temp).st_size == \(Self.twoGiB)
+                assert not os.path.exists(os.path.join(root, "Notes/Dump.md"))
+                os.unlink(temp)
                 """
             let written = try cli.tool("python3", "-c", script, mountpoint, note, timeout: .seconds(90))
             try #require(written.status == 0, "\(written.stderr)")
