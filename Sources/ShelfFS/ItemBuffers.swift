@@ -13,7 +13,7 @@ import ShelfStore
 ///
 /// Two locks, neither ever taken inside a store transaction:
 /// - `state` covers the bytes and their bookkeeping. It is a leaf: held for memory work and the
-///   journal's file writes only, never while waiting for the store or another lock, so a
+///   journal's file reads and writes only, never while waiting for the store or another lock, so a
 ///   reader, a writer or the sync engine asking whether the item is busy never waits for a save.
 /// - `saveTurn` lets one save of this buffer run at a time (a second would commit the same bytes
 ///   again). It is held while the save waits for the store, and taken only by savers, which
@@ -21,7 +21,7 @@ import ShelfStore
 final class ItemBuffer: Sendable {
     struct State {
         /// The bytes while no journal entry holds them (a stored version: never over
-        /// ``SavePipeline/largestItemFile``); empty while `journal` holds them.
+        /// ``TooLargeFiles/largestItemFile``); empty while `journal` holds them.
         var held: [UInt8]
         /// How many bytes the file shows.
         var size: Int

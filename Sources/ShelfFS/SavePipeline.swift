@@ -18,16 +18,11 @@ import ShelfStore
 /// the reads that follow. At start-up, what the journal kept of a mount that ended before
 /// saving is committed first.
 final class SavePipeline: Sendable {
-    /// The largest item file saved as a record (8 MiB: far beyond any note or book). Larger
-    /// bytes are never read into memory: they move out of the journal, unchanged, into a plain
-    /// file beside the item (``tooLargeName(beside:in:)``), and the item keeps its last good save.
-    static let largestItemFile = 8 << 20
-
     let buffers: ItemBuffers
     let scheduler: SaveScheduler
     let recentSaves = RecentSaves()
     /// Large items read lately, whole (32 MiB at most).
-    let recentReads = RecentSaves(capacity: 4 * largestItemFile)
+    let recentReads = RecentSaves(capacity: 4 * TooLargeFiles.largestItemFile)
     /// What readers were served of each item, which a save may have been made from.
     let served: ServedVersions
     private let committer: ItemCommitter
@@ -88,12 +83,12 @@ final class SavePipeline: Sendable {
                     path = folder.appending(name)
                     target = .new(at: path)
                 }
-                if leftover.size > largestItemFile {
-                    let aside = tooLargeName(beside: path, in: plain)
+                if leftover.size > TooLargeFiles.largestItemFile {
+                    let aside = TooLargeFiles.name(beside: path, in: plain)
                     try FileManager.default.createDirectory(atPath: plain.realPath(path.parent), withIntermediateDirectories: true,
                                                             attributes: [.posixPermissions: 0o700])
                     guard rename(leftover.path, plain.realPath(aside)) == 0 else { throw Errno.current }
-                    logger.warning("\(path) left in the journal is \(leftover.size) bytes, over the \(largestItemFile) an item file may hold: its bytes are kept as \(aside)")
+                    logger.warning("\(path) left in the journal is \(leftover.size) bytes, over the \(TooLargeFiles.largestItemFile) an item file may hold: its bytes are kept as \(aside)")
                 } else {
                     _ = try committer.commit(try leftover.bytes(), at: path, into: target)
                     logger.notice("saved unsaved writes the last mount left in the journal (\(leftover.target))")
@@ -105,18 +100,6 @@ final class SavePipeline: Sendable {
             }
         }
         return journal
-    }
-
-    /// The plain file beside item file `path` that takes bytes too large for an item:
-    /// `<name>.too-large`, numbered (`<name>.too-large-2`) if taken.
-    static func tooLargeName(beside path: MountPath, in plain: PlainFileArea) -> MountPath {
-        var candidate = path.parent.appending(path.name + ".too-large")
-        var number = 2
-        while plain.exists(candidate) {
-            candidate = path.parent.appending(path.name + ".too-large-\(number)")
-            number += 1
-        }
-        return candidate
     }
 
     // MARK: Pending bytes
@@ -208,10 +191,10 @@ final class SavePipeline: Sendable {
         if isNew { namespaceLock.lock() }
         defer { if isNew { namespaceLock.unlock() } }
         // Named before the buffer's lock is taken, in case the bytes are too large for an item.
-        let aside = inodes.key(of: inode).flatMap(path(of:)).map { Self.tooLargeName(beside: $0, in: plain) }
+        let aside = inodes.key(of: inode).flatMap(path(of:)).map { TooLargeFiles.name(beside: $0, in: plain) }
         let setAsideSize: Int?
         do {
-            setAsideSize = try buffer.saveIfDirty(largest: Self.largestItemFile, setAside: aside.map(plain.realPath)) {
+            setAsideSize = try buffer.saveIfDirty(largest: TooLargeFiles.largestItemFile, setAside: aside.map(plain.realPath)) {
                 try commit($0, into: inode)
             }
         } catch let error as Errno {
@@ -232,7 +215,7 @@ final class SavePipeline: Sendable {
     /// background, as this save may hold the namespace lock), and the kernel learns of both.
     private func keptTooLarge(_ inode: UInt64, as aside: MountPath, size: Int) throws {
         buffers.releaseIfSaved(inode)
-        logger.warning("a save of \(size) bytes is over the \(Self.largestItemFile) an item file may hold: the bytes are kept as the plain file \(aside), and the item file shows its last good save")
+        logger.warning("a save of \(size) bytes is over the \(TooLargeFiles.largestItemFile) an item file may hold: the bytes are kept as the plain file \(aside), and the item file shows its last good save")
         kernel.invalidate(.content(Inode(inode)))
         if let parent = inodes.kernelInode(for: .plain(aside.parent)) {
             kernel.invalidate(.entry(parent: Inode(parent), name: aside.name))

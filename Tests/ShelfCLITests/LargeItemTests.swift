@@ -61,6 +61,9 @@ import TestSupport
             try #require(kept, "the too-large bytes were kept beside their items: \(listing)")
 
             try Self.expectWorking(cli, mountpoint, note: note, before: before, keptNote: keptNote, keptNew: keptNew)
+            let status = try cli.run("status").stdout
+            #expect(status.contains("Too large: 2 files"), "\(status)")
+            #expect(status.contains("  \(note).too-large (\(Self.twoGiB + 1) bytes)"), "\(status)")
             #expect(try cli.run("unmount", mountpoint, timeout: .seconds(30)).status == 0)
             try Self.mount(cli, mountpoint, under: limit)
             try Self.expectWorking(cli, mountpoint, note: note, before: before, keptNote: keptNote, keptNew: keptNew)
