@@ -41,6 +41,8 @@ let package = Package(
         .target(name: "ShelfStore", dependencies: [
             "ShelfModel", "ShelfMarkdown",
             .product(name: "GRDB", package: "GRDB.swift"),
+            .product(name: "GRDBSQLite", package: "GRDB.swift"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ShelfImport", dependencies: [

@@ -3,23 +3,28 @@ import Synchronization
 import FuseKit
 import ShelfStore
 
-/// The bytes of one item inode held in memory instead of read from the store: a program's
-/// writes that are not saved yet, or the version a replaced file showed, kept for the programs
-/// that still read that inode.
+/// The bytes of one item inode held instead of read from the store: a program's writes that
+/// are not saved yet (in their journal entry, read from there, so an item of any size costs
+/// no memory), or the version a replaced file showed (in memory, as stored), kept for the
+/// programs that still read that inode.
 ///
 /// Opens are stateless (the kernel sends reads and writes by inode), so every writer of a file
 /// writes into the same buffer, as on a disk filesystem, and readers of the inode read it.
 ///
 /// Two locks, neither ever taken inside a store transaction:
 /// - `state` covers the bytes and their bookkeeping. It is a leaf: held for memory work and the
-///   journal's file writes only, never while waiting for the store or another lock, so a
+///   journal's file reads and writes only, never while waiting for the store or another lock, so a
 ///   reader, a writer or the sync engine asking whether the item is busy never waits for a save.
 /// - `saveTurn` lets one save of this buffer run at a time (a second would commit the same bytes
 ///   again). It is held while the save waits for the store, and taken only by savers, which
 ///   take it after the namespace lock and before the store's writer.
 final class ItemBuffer: Sendable {
     struct State {
-        var bytes: [UInt8]
+        /// The bytes while no journal entry holds them (a stored version: never over
+        /// ``TooLargeFiles/largestItemFile``); empty while `journal` holds them.
+        var held: [UInt8]
+        /// How many bytes the file shows.
+        var size: Int
         /// The store version `bytes` started from (nil: a new file that is no item yet).
         var baseVersion: Int64?
         /// Written to since the last save.
@@ -32,7 +37,7 @@ final class ItemBuffer: Sendable {
         var modified: Date
         /// Taken out of the table; a writer that meets it starts again with the table's buffer.
         var detached = false
-        /// The journal entry mirroring `bytes` while they hold unsaved writes.
+        /// The journal entry holding the bytes while they hold unsaved writes.
         var journal: SaveJournal.Entry?
         /// What a file renamed over the item brought besides its bytes (times, mode, user
         /// attributes), to become the item's with them at the save; nil for a program's writes.
@@ -57,18 +62,20 @@ final class ItemBuffer: Sendable {
     }
 
     /// Up to `size` bytes at `offset`; nil once detached (the store has these bytes now).
-    func read(offset: Int, size: Int) -> [UInt8]? {
-        state.withLock { state in
+    func read(offset: Int, size: Int) throws(Errno) -> [UInt8]? {
+        try state.withLock { state throws(Errno) -> [UInt8]? in
             guard !state.detached else { return nil }
-            guard offset < state.bytes.count else { return [] }
-            return Array(state.bytes[offset..<min(state.bytes.count, offset + size)])
+            guard offset < state.size else { return [] }
+            let count = min(state.size - offset, size)
+            if let entry = state.journal { return try journal.read(entry, offset: offset, count: count) }
+            return Array(state.held[offset..<offset + count])
         }
     }
 
     /// What `stat` shows while the bytes are held; nil once detached. `permissions`: those a
     /// file renamed over the item brings, until they are saved with it.
     var shape: (size: Int, modified: Date, permissions: UInt32?)? {
-        state.withLock { $0.detached ? nil : ($0.bytes.count, $0.modified, $0.dirty ? $0.carried?.permissions : nil) }
+        state.withLock { $0.detached ? nil : ($0.size, $0.modified, $0.dirty ? $0.carried?.permissions : nil) }
     }
 
     var isDirty: Bool { state.withLock { $0.dirty } }
@@ -87,30 +94,51 @@ final class ItemBuffer: Sendable {
         state.withLock { $0.modified = date }
     }
 
-    /// Saves the unsaved bytes, if any, through `commit`. The bytes are copied out under the
-    /// state lock and committed outside it; the result is published under the lock again: the
-    /// bytes are saved if no write came meanwhile, and otherwise stay unsaved on top of the
-    /// version just committed (their journal entry says so) for the next save.
-    func saveIfDirty(_ commit: (_ unsaved: Unsaved) throws -> Saved) throws {
+    /// Saves the unsaved bytes, if any, through `commit`. The bytes are read out of the journal
+    /// under the state lock and committed outside it; the result is published under the lock
+    /// again: the bytes are saved if no write came meanwhile, and otherwise stay unsaved on top
+    /// of the version just committed (their journal entry says so) for the next save.
+    ///
+    /// Bytes over `largest` are never read: their journal entry moves to `setAside` (`EFBIG`
+    /// without one), and the buffer lets go of them (the item keeps its last good save).
+    /// Returns their size then.
+    func saveIfDirty(largest: Int, setAside: String?, _ commit: (_ unsaved: Unsaved) throws -> Saved) throws -> Int? {
         assert(!LibraryStore.isWritingOnThisThread, "a save started inside a store transaction would wait for itself")
-        try saveTurn.withLock { _ in
-            let unsaved = state.withLock { state -> Unsaved? in
-                guard state.dirty, !state.detached else { return nil }
-                return Unsaved(bytes: state.bytes, baseVersion: state.baseVersion, modified: state.modified,
-                               carried: state.carried, generation: state.generation)
+        return try saveTurn.withLock { _ -> Int? in
+            let taken = try state.withLock { state throws(Errno) -> (Unsaved?, Int?) in
+                guard state.dirty, !state.detached else { return (nil, nil) }
+                if state.size > largest, let entry = state.journal {
+                    guard let setAside else { throw Errno.fileTooLarge }
+                    let size = state.size
+                    try journal.end(entry, movingBytesTo: setAside)
+                    state.journal = nil
+                    state.held = []
+                    state.size = 0
+                    state.dirty = false
+                    state.detached = true
+                    return (nil, size)
+                }
+                var bytes = state.held
+                if let entry = state.journal { bytes = try journal.read(entry, offset: 0, count: state.size) }
+                return (Unsaved(bytes: bytes, baseVersion: state.baseVersion, modified: state.modified,
+                                carried: state.carried, generation: state.generation), nil)
             }
-            guard let unsaved else { return }
+            guard let unsaved = taken.0 else { return taken.1 }
             let saved = try commit(unsaved)
             try state.withLock { state throws(Errno) in
                 state.baseVersion = saved.version
                 state.carried = nil
                 if state.generation == unsaved.generation {
                     state.dirty = false
-                    if let entry = state.journal.take() { journal.end(entry) }
+                    if let entry = state.journal.take() {
+                        state.held = unsaved.bytes
+                        journal.end(entry)
+                    }
                 } else if let entry = state.journal, let target = saved.nextTarget {
                     try journal.retarget(entry, to: target)
                 }
             }
+            return nil
         }
     }
 
@@ -168,8 +196,8 @@ final class ItemBuffers: Sendable {
                 buffer = held
             } else {
                 let (bytes, baseVersion) = try start()
-                let made = ItemBuffer(inode: inode, .init(bytes: bytes, baseVersion: baseVersion, dirty: false,
-                                                          modified: Date()), journal: journal)
+                let made = ItemBuffer(inode: inode, .init(held: bytes, size: bytes.count, baseVersion: baseVersion,
+                                                          dirty: false, modified: Date()), journal: journal)
                 buffer = buffers.withLock { buffers in
                     if let held = buffers[inode] { return held }
                     buffers[inode] = made
@@ -179,22 +207,18 @@ final class ItemBuffers: Sendable {
             let applied = try buffer.state.withLock { state throws(Errno) -> Bool in
                 guard !state.detached else { return false }
                 if state.journal == nil {
-                    state.journal = try journal.begin(inode, target: target(state.baseVersion), bytes: state.bytes)
+                    state.journal = try journal.begin(inode, target: target(state.baseVersion), bytes: state.held)
+                    state.held = []
                 }
                 let entry = state.journal!
                 switch edit {
                 case .write(let offset, let data, let appending):
-                    let start = appending ? state.bytes.count : offset
+                    let start = appending ? state.size : offset
                     try journal.write(data, at: start, to: entry)
-                    if start > state.bytes.count { state.bytes += [UInt8](repeating: 0, count: start - state.bytes.count) }
-                    state.bytes.replaceSubrange(start..<min(state.bytes.count, start + data.count), with: data)
+                    state.size = max(state.size, start + data.count)
                 case .resize(let size):
                     try journal.truncate(entry, to: size)
-                    if size < state.bytes.count {
-                        state.bytes.removeSubrange(size...)
-                    } else {
-                        state.bytes += [UInt8](repeating: 0, count: size - state.bytes.count)
-                    }
+                    state.size = size
                 }
                 if case .resize(0) = edit { state.emptiedAt = Date() } else { state.emptiedAt = nil }
                 state.dirty = true
@@ -203,6 +227,8 @@ final class ItemBuffers: Sendable {
                 return true
             }
             if applied { return }
+            // Detached and not yet out of the table: take it out, and start from the store.
+            buffers.withLock { if $0[inode] === buffer { $0[inode] = nil } }
         }
     }
 
@@ -211,7 +237,7 @@ final class ItemBuffers: Sendable {
     func startNewFile(_ inode: UInt64, at path: String) throws(Errno) {
         let entry = try journal.begin(inode, target: .newFile(path: path), bytes: [])
         buffers.withLock {
-            $0[inode] = ItemBuffer(inode: inode, .init(bytes: [], baseVersion: nil, dirty: true, modified: Date(),
+            $0[inode] = ItemBuffer(inode: inode, .init(held: [], size: 0, baseVersion: nil, dirty: true, modified: Date(),
                                                        journal: entry), journal: journal)
         }
     }
@@ -226,7 +252,7 @@ final class ItemBuffers: Sendable {
         let entry = if let moved { moved } else { try journal.begin(inode, target: target, bytes: bytes) }
         let baseVersion: Int64? = if case .item(_, let base) = target { base } else { nil }
         buffers.withLock {
-            $0[inode] = ItemBuffer(inode: inode, .init(bytes: bytes, baseVersion: baseVersion, dirty: true,
+            $0[inode] = ItemBuffer(inode: inode, .init(held: [], size: bytes.count, baseVersion: baseVersion, dirty: true,
                                                        modified: metadata.modified, journal: entry, carried: metadata,
                                                        replacing: replacing),
                                    journal: journal)
@@ -247,8 +273,8 @@ final class ItemBuffers: Sendable {
     func freeze(_ inode: UInt64, bytes: [UInt8], version: Int64, modified: Date) {
         buffers.withLock { buffers in
             if let held = buffers[inode], held.isDirty { return }
-            buffers[inode] = ItemBuffer(inode: inode, .init(bytes: bytes, baseVersion: version, dirty: false,
-                                                            modified: modified), journal: journal)
+            buffers[inode] = ItemBuffer(inode: inode, .init(held: bytes, size: bytes.count, baseVersion: version,
+                                                            dirty: false, modified: modified), journal: journal)
         }
     }
 

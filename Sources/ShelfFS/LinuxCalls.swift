@@ -1,6 +1,6 @@
 import Glibc
 
-/// Linux system calls that Swift's Glibc module does not import (`<sys/xattr.h>`,
+/// Linux system calls that Swift's Glibc module does not import (`<sys/xattr.h>`, `<malloc.h>`,
 /// `renameat2` and `gettid`, which need `_GNU_SOURCE`), resolved once from the C library by name.
 enum LinuxCalls {
     static let xattrCreate: Int32 = 1  // XATTR_CREATE
@@ -14,6 +14,7 @@ enum LinuxCalls {
     typealias RemoveAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>) -> Int32
     typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
     typealias GetThreadID = @convention(c) () -> Int32
+    typealias MallocOption = @convention(c) (Int32, Int32) -> Int32
 
     nonisolated(unsafe) static let lgetxattr: GetAttribute = resolve("lgetxattr")
     nonisolated(unsafe) static let lsetxattr: SetAttribute = resolve("lsetxattr")
@@ -22,11 +23,19 @@ enum LinuxCalls {
     nonisolated(unsafe) static let renameat2: RenameAt2 = resolve("renameat2")
     /// The calling thread's kernel id: what FUSE requests carry as their pid.
     nonisolated(unsafe) static let gettid: GetThreadID = resolve("gettid")
+    nonisolated(unsafe) static let mallopt: MallocOption = resolve("mallopt")
 
     /// Puts the calling thread behind the request handlers (nice 10): for work nobody waits on,
     /// which then takes the cores the programs using the mount leave free.
     static func yieldToRequestHandlers() {
         _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(gettid()), 10)
+    }
+
+    /// Two malloc arenas for the whole process (`M_ARENA_MAX`): glibc otherwise gives threads
+    /// that allocate at once arenas of their own, each keeping what it freed, so the daemon's
+    /// memory would grow with every thread that ever saved or read a large file.
+    static func limitMallocArenas() {
+        _ = mallopt(-8, 2)  // M_ARENA_MAX
     }
 
     private static func resolve<F>(_ name: String) -> F {

@@ -12,10 +12,19 @@ import ShelfModel
 ///
 /// An entry serves only the version it was saved as, so a change from elsewhere (a newer
 /// version in the index) is never hidden by it. Bounded by ``capacity`` bytes, oldest save
-/// dropped first.
+/// dropped first; a file over a quarter of it is not kept.
+///
+/// A second one keeps the large files read lately (``ShelfFileSystem``'s reads), which the
+/// store could otherwise only serve range by range at a cost that grows with the offset.
 final class RecentSaves: Sendable {
-    /// Total bytes kept: the saves of a busy editing session, a few MB at most.
+    /// Total bytes kept by default: the saves of a busy editing session, a few MB at most.
     static let capacity = 4 << 20
+
+    let capacity: Int
+
+    init(capacity: Int = RecentSaves.capacity) {
+        self.capacity = capacity
+    }
 
     private struct Saved {
         var version: Int64
@@ -41,12 +50,12 @@ final class RecentSaves: Sendable {
         let size = content.count
         state.withLock { state in
             if let old = state.saved.removeValue(forKey: id) { state.total -= old.content.count }
-            guard size <= Self.capacity / 4 else { return }
+            guard size <= capacity / 4 else { return }
             state.saved[id] = Saved(version: version, content: content, sequence: state.nextSequence)
             state.order.append((id, state.nextSequence))
             state.nextSequence += 1
             state.total += size
-            while state.total > Self.capacity { Self.dropOldest(&state) }
+            while state.total > capacity { Self.dropOldest(&state) }
             Self.compact(&state)
         }
     }

@@ -37,12 +37,20 @@ public final class SaveJournal: Sendable {
         }
     }
 
-    /// An entry left by a mount that ended without committing it.
+    /// An entry left by a mount that ended without committing it, moved into `set-aside/` while
+    /// it is replayed: a replay that takes the mount down leaves it there, reported, rather than
+    /// taking every later mount down too.
     struct Leftover {
         var target: Target
-        var bytes: [UInt8]
-        /// Removes the entry (once its bytes are committed).
-        var remove: () -> Void
+        /// Where its bytes are, and how many there are (read only when small enough to save).
+        var path: String
+        var size: Int
+        /// Reads its bytes.
+        func bytes() throws(Errno) -> [UInt8] { try SaveJournal.readAll(path, size: size) }
+        /// Removes it: its bytes are committed, or moved elsewhere.
+        func remove() { SetAside.remove(path) }
+        /// Leaves it set aside, with `reason` for `shelf status`.
+        func setAside(because reason: String) { SetAside.explain(path, target: target, reason: reason) }
     }
 
     /// The journal folder's path: every entry's file name is made from it.
@@ -107,6 +115,33 @@ public final class SaveJournal: Sendable {
         return entry
     }
 
+    /// Up to `count` bytes of `entry` at `offset`.
+    func read(_ entry: Entry, offset: Int, count: Int) throws(Errno) -> [UInt8] {
+        try Self.read(entry.descriptor, offset: offset, count: count)
+    }
+
+    private static func read(_ descriptor: Int32, offset: Int, count: Int) throws(Errno) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        var filled = 0
+        while filled < count {
+            let got = bytes.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress! + filled, count - filled, off_t(offset + filled)) }
+            if got < 0 && errno == EINTR { continue }
+            guard got >= 0 else { throw .current }
+            if got == 0 { break }
+            filled += got
+        }
+        bytes.removeSubrange(filled...)
+        return bytes
+    }
+
+    /// The `size` bytes of the file at `path`.
+    fileprivate static func readAll(_ path: String, size: Int) throws(Errno) -> [UInt8] {
+        let descriptor = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw .current }
+        defer { close(descriptor) }
+        return try read(descriptor, offset: 0, count: size)
+    }
+
     func write(_ bytes: some ContiguousBytes, at offset: Int, to entry: Entry) throws(Errno) {
         let written = bytes.withUnsafeBytes { pwrite(entry.descriptor, $0.baseAddress, $0.count, off_t(offset)) }
         let expected = bytes.withUnsafeBytes(\.count)
@@ -131,8 +166,18 @@ public final class SaveJournal: Sendable {
 
     /// Ends `entry`: its bytes are committed (or no longer wanted).
     func end(_ entry: Entry) {
-        close(entry.descriptor)
         unlink(bytesPath(of: getpid(), entry.inode))
+        closed(entry)
+    }
+
+    /// Ends `entry` by moving its bytes to `path` (a file of the library, so no byte is copied).
+    func end(_ entry: Entry, movingBytesTo path: String) throws(Errno) {
+        guard rename(bytesPath(of: getpid(), entry.inode), path) == 0 else { throw .current }
+        closed(entry)
+    }
+
+    private func closed(_ entry: Entry) {
+        close(entry.descriptor)
         targets.withLock { targets in
             targets.open -= 1
             if targets.open == 0 { _ = ftruncate(targets.descriptor, 0) }
@@ -151,29 +196,38 @@ public final class SaveJournal: Sendable {
         "\(folder)/\(pid).targets"
     }
 
-    /// Entries of mount processes that are no longer running, by process and inode; a
-    /// process's targets file goes with its last entry.
+    /// Entries of mount processes that are no longer running, by process and inode, each moved
+    /// into `set-aside/` first (see ``Leftover``); a process's targets file goes with them.
     func leftovers() -> [Leftover] {
         Self.endedProcesses(in: folderPath).flatMap { pid -> [Leftover] in
-            let targetsPath = Self.targetsPath(of: pid, in: folderPath)
-            let entries = Self.entries(of: pid, in: folderPath)
-            if entries.isEmpty { unlink(targetsPath) }
-            let remaining = Mutex(entries.count)
-            return entries.sorted { $0.key < $1.key }.map { inode, target in
-                let path = bytesPath(of: pid, inode)
-                let bytes = FileManager.default.contents(atPath: path).map(Array.init) ?? []
-                return Leftover(target: target, bytes: bytes) {
-                    unlink(path)
-                    if remaining.withLock({ $0 -= 1; return $0 }) == 0 { unlink(targetsPath) }
-                }
+            let entries = Self.entries(of: pid, in: folderPath).sorted { $0.key < $1.key }
+            let leftovers = entries.compactMap { inode, target -> Leftover? in
+                let path = SetAside.path(of: "\(pid)-\(inode)", in: folderPath)
+                var info = stat()
+                guard SetAside.move(bytesPath(of: pid, inode), to: path, target: target,
+                                    reason: "the mount ended while saving these bytes from the journal"),
+                      stat(path, &info) == 0 else { return nil }
+                return Leftover(target: target, path: path, size: Int(info.st_size))
             }
+            unlink(Self.targetsPath(of: pid, in: folderPath))
+            return leftovers
         }
     }
 
     /// How many entries of ended mounts wait in the journal of `library` (`shelf status`).
     public static func leftoverCount(library: URL) -> Int {
-        let folder = library.appendingPathComponent("journal", isDirectory: true).path
+        let folder = folder(of: library)
         return endedProcesses(in: folder).reduce(0) { $0 + entries(of: $1, in: folder).count }
+    }
+
+    /// The entries set aside in the journal of `library`, each with where its bytes are and why
+    /// they were not saved (`shelf status`).
+    public static func setAside(library: URL) -> [(bytes: String, why: String)] {
+        SetAside.list(in: folder(of: library))
+    }
+
+    private static func folder(of library: URL) -> String {
+        library.appendingPathComponent("journal", isDirectory: true).path
     }
 
     /// The entries of process `pid`: the last target its targets file records for each inode
@@ -227,6 +281,67 @@ extension SaveJournal.Target {
             return (inode, .newFile(path: String(decoding: bytes, as: UTF8.self)))
         default:
             return nil
+        }
+    }
+}
+
+/// `journal/set-aside/`: entries that could not be saved, each `<name>.bytes` (the bytes, as
+/// written) beside `<name>.why` (where they were going and why they were not saved). Nothing
+/// here is replayed again; a person decides (`shelf status` lists them).
+private enum SetAside {
+    /// A free path for entry `name` (numbered when an earlier entry of a reused pid has it).
+    static func path(of name: String, in journal: String) -> String {
+        var path = "\(journal)/set-aside/\(name).bytes"
+        var number = 2
+        while access(path, F_OK) == 0 {
+            path = "\(journal)/set-aside/\(name)-\(number).bytes"
+            number += 1
+        }
+        return path
+    }
+
+    /// Moves the entry at `from` to `path` with its explanation; false if it could not move.
+    static func move(_ from: String, to path: String, target: SaveJournal.Target, reason: String) -> Bool {
+        mkdir(String(path[..<path.lastIndex(of: "/")!]), 0o700)
+        explain(path, target: target, reason: reason)
+        guard rename(from, path) == 0 else {
+            unlink(whyPath(of: path))
+            return false
+        }
+        return true
+    }
+
+    static func explain(_ path: String, target: SaveJournal.Target, reason: String) {
+        let text = "for: \(target.description)\nwhy: \(reason)\n"
+        _ = FileManager.default.createFile(atPath: whyPath(of: path), contents: Data(text.utf8),
+                                       attributes: [.posixPermissions: 0o600])
+    }
+
+    static func remove(_ path: String) {
+        unlink(path)
+        unlink(whyPath(of: path))
+    }
+
+    static func list(in journal: String) -> [(bytes: String, why: String)] {
+        let folder = "\(journal)/set-aside"
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? []
+        return names.filter { $0.hasSuffix(".bytes") }.sorted().map { name in
+            let path = "\(folder)/\(name)"
+            let why = FileManager.default.contents(atPath: whyPath(of: path)).map { String(decoding: $0, as: UTF8.self) }
+            return (path, why?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "why: unknown")
+        }
+    }
+
+    private static func whyPath(of path: String) -> String {
+        String(path.dropLast(".bytes".count)) + ".why"
+    }
+}
+
+extension SaveJournal.Target: CustomStringConvertible {
+    var description: String {
+        switch self {
+        case .item(let id, let base): "item \(id.rawValue)" + (base.map { " from version \($0)" } ?? "")
+        case .newFile(let path): "new file \(path)"
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import FuseKit
 import Logging
 import ShelfMarkdown
@@ -20,6 +21,8 @@ final class SavePipeline: Sendable {
     let buffers: ItemBuffers
     let scheduler: SaveScheduler
     let recentSaves = RecentSaves()
+    /// Large items read lately, whole (32 MiB at most).
+    let recentReads = RecentSaves(capacity: 4 * TooLargeFiles.largestItemFile)
     /// What readers were served of each item, which a save may have been made from.
     let served: ServedVersions
     private let committer: ItemCommitter
@@ -57,28 +60,43 @@ final class SavePipeline: Sendable {
     /// Opens the library's journal and commits what mounts that ended before saving left in it
     /// (a crash, a full disk at unmount): each entry into its item — back from the trash if it
     /// was deleted meanwhile, with a conflict copy if it changed since — or into a new item at
-    /// its path (numbered if the path was taken). An entry that cannot be committed stays for
-    /// the next mount. Called before the item index is loaded, so the index includes them.
-    static func replayJournal(of store: LibraryStore, into committer: ItemCommitter, logger: Logger) throws -> SaveJournal {
+    /// its path (numbered if the path was taken); bytes too large for an item go beside it. An
+    /// entry that cannot be committed, or whose replay ends the process, stays set aside in the
+    /// journal (`shelf status` lists it) and the mount comes up. Called before the item index
+    /// is loaded, so the index includes them.
+    static func replayJournal(of store: LibraryStore, into committer: ItemCommitter, plain: PlainFileArea,
+                              logger: Logger) throws -> SaveJournal {
         let journal = try SaveJournal(library: store.folder)
         for leftover in journal.leftovers() {
             do {
+                let path: MountPath
+                let target: ItemCommitter.Target
                 switch leftover.target {
                 case .item(let id, let base):
-                    let path = MountPath(try store.restore(id: id).path)
-                    _ = try committer.commit(leftover.bytes, at: path, into: .existing(id, readFrom: base.map { [$0] } ?? []))
-                case .newFile(let path):
-                    let folder = MountPath(path).parent
-                    let name = FileNaming.uniqued(MountPath(path).name) { candidate in
+                    path = MountPath(try store.restore(id: id).path)
+                    target = .existing(id, readFrom: base.map { [$0] } ?? [])
+                case .newFile(let written):
+                    let folder = MountPath(written).parent
+                    let name = FileNaming.uniqued(MountPath(written).name) { candidate in
                         (try? store.record(atPath: folder.appending(candidate).rawValue)) != nil
                     }
-                    let free = folder.appending(name)
-                    _ = try committer.commit(leftover.bytes, at: free, into: .new(at: free))
+                    path = folder.appending(name)
+                    target = .new(at: path)
+                }
+                if leftover.size > TooLargeFiles.largestItemFile {
+                    let aside = TooLargeFiles.name(beside: path, in: plain)
+                    try FileManager.default.createDirectory(atPath: plain.realPath(path.parent), withIntermediateDirectories: true,
+                                                            attributes: [.posixPermissions: 0o700])
+                    guard rename(leftover.path, plain.realPath(aside)) == 0 else { throw Errno.current }
+                    logger.warning("\(path) left in the journal is \(leftover.size) bytes, over the \(TooLargeFiles.largestItemFile) an item file may hold: its bytes are kept as \(aside)")
+                } else {
+                    _ = try committer.commit(try leftover.bytes(), at: path, into: target)
+                    logger.notice("saved unsaved writes the last mount left in the journal (\(leftover.target))")
                 }
                 leftover.remove()
-                logger.notice("saved unsaved writes the last mount left in the journal (\(leftover.target))")
             } catch {
-                logger.error("unsaved writes in the journal (\(leftover.target)) could not be saved: \(error); they stay for the next mount")
+                leftover.setAside(because: "could not be saved: \(error)")
+                logger.error("unsaved writes in the journal (\(leftover.target)) could not be saved: \(error); they are set aside in \(leftover.path) (see shelf status)")
             }
         }
         return journal
@@ -172,15 +190,41 @@ final class SavePipeline: Sendable {
         let isNew = if case .newItemFile = inodes.key(of: inode) { true } else { false }
         if isNew { namespaceLock.lock() }
         defer { if isNew { namespaceLock.unlock() } }
+        // Named before the buffer's lock is taken, in case the bytes are too large for an item.
+        let aside = inodes.key(of: inode).flatMap(path(of:)).map { TooLargeFiles.name(beside: $0, in: plain) }
+        let setAsideSize: Int?
         do {
-            try buffer.saveIfDirty { try commit($0, into: inode) }
+            setAsideSize = try buffer.saveIfDirty(largest: TooLargeFiles.largestItemFile, setAside: aside.map(plain.realPath)) {
+                try commit($0, into: inode)
+            }
         } catch let error as Errno {
             throw error
         } catch {
             logger.error("could not save inode \(inode): \(error)")
             throw Errno.ioError
         }
-        if isCurrentFile(inode) || !inodes.isKnownToKernel(inode) { buffers.releaseIfSaved(inode) }
+        if let setAsideSize, let aside {
+            try keptTooLarge(inode, as: aside, size: setAsideSize)
+        } else if isCurrentFile(inode) || !inodes.isKnownToKernel(inode) {
+            buffers.releaseIfSaved(inode)
+        }
+    }
+
+    /// `inode`'s bytes were too large for an item and are now the plain file `aside`: the item
+    /// file shows the item's last good save again (a new file, empty: saved so next, in the
+    /// background, as this save may hold the namespace lock), and the kernel learns of both.
+    private func keptTooLarge(_ inode: UInt64, as aside: MountPath, size: Int) throws {
+        buffers.releaseIfSaved(inode)
+        logger.warning("a save of \(size) bytes is over the \(TooLargeFiles.largestItemFile) an item file may hold: the bytes are kept as the plain file \(aside), and the item file shows its last good save")
+        kernel.invalidate(.content(Inode(inode)))
+        if let parent = inodes.kernelInode(for: .plain(aside.parent)) {
+            kernel.invalidate(.entry(parent: Inode(parent), name: aside.name))
+            kernel.invalidate(.content(Inode(parent)))
+        }
+        if case .newItemFile(let pending) = inodes.key(of: inode), let path = newItemFiles.path(of: pending) {
+            try buffers.startNewFile(inode, at: path.rawValue)
+            scheduler.closed(inode)
+        }
     }
 
     /// A plain file renamed over item `id` (an atomic save): its bytes are `inode`'s (the

@@ -80,21 +80,47 @@ extension ShelfFileSystem {
         return id
     }
 
-    /// The bytes a read of item inode `inode` serves, and their version: those of the version
-    /// whose size the kernel was last given, which cuts every read there until the change
-    /// follower's invalidation reaches it — so a reader never gets a newer version cut short.
-    private func storedBytes(of id: ItemID, inode: UInt64) throws -> (version: Int64, content: Data) {
+    /// Items up to this size are read range by range from the store; larger ones whole, once
+    /// per version (``SavePipeline/recentReads``): reaching an offset deep in a row walks the
+    /// pages before it, so ranges of a large file would cost its size squared.
+    static let rangeReadLimit = 1 << 20
+
+    /// Up to `size` bytes at `offset` of what a read of item inode `inode` serves, and their
+    /// version: those of the version whose size the kernel was last given, which cuts every
+    /// read there until the change follower's invalidation reaches it — so a reader never gets
+    /// a newer version cut short.
+    private func storedBytes(of id: ItemID, inode: UInt64, offset: Int, size: Int) throws -> (version: Int64, bytes: [UInt8]) {
         let version = saves.served.sizedVersion(of: inode) ?? index.version(of: id)
-        if let version, let content = saves.recentSaves.content(of: id, version: version) { return (version, content) }
+        if let version, let content = saves.recentSaves.content(of: id, version: version)
+            ?? saves.recentReads.content(of: id, version: version) {
+            return (version, Self.slice(content, offset: offset, size: size))
+        }
+        let indexed = index.summary(id: id)?.size
+        if (indexed ?? 0) <= Self.rangeReadLimit {
+            guard let file = try store.fileRange(id: id, offset: offset, count: size) else { throw Errno.noEntry }
+            if version == nil || version == file.version {
+                try checkDownloaded(id, size: file.size, indexed: indexed)
+                return (file.version, Array(file.bytes))
+            }
+        }
+        let whole = try wholeStoredFile(of: id, version: version, indexed: indexed)
+        if whole.content.count > Self.rangeReadLimit { saves.recentReads.keep(id, version: whole.version, content: whole.content) }
+        return (whole.version, Self.slice(whole.content, offset: offset, size: size))
+    }
+
+    /// The bytes of `version` of item `id` (its current one when nil or no longer kept).
+    private func wholeStoredFile(of id: ItemID, version: Int64?, indexed: Int?) throws -> (version: Int64, content: Data) {
         guard let file = try store.file(id: id) else { throw Errno.noEntry }
         if let version, version != file.version, let content = try store.file(id: id, version: version) {
             return (version, content)
         }
-        // Evicted elsewhere (`shelf evict`) and not in the index yet: its bytes are the cloud's.
-        if file.content.count != index.summary(id: id)?.size, try store.downloadState(of: id) != nil {
-            throw PlaceholderDownloads.NotHere(id: id)
-        }
+        try checkDownloaded(id, size: file.content.count, indexed: indexed)
         return (file.version, file.content)
+    }
+
+    /// An item evicted elsewhere (`shelf evict`) and not in the index yet: its bytes are the cloud's.
+    private func checkDownloaded(_ id: ItemID, size: Int, indexed: Int?) throws {
+        if size != indexed, try store.downloadState(of: id) != nil { throw PlaceholderDownloads.NotHere(id: id) }
     }
 
     /// Up to `size` bytes of `inode` at `offset`, for `reader` (nil: not known).
@@ -104,16 +130,16 @@ extension ShelfFileSystem {
         switch key {
         case .item(let id):
             if downloads.isLinked { lastReads.withLock { $0[id] = Date() } }
-            if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            if let bytes = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             if downloads.isLinked, let content = downloads.fetchedContent(of: id) {
                 if let version = index.version(of: id) { saves.served.served(id, version: version, to: reader) }
-                return Self.slice(content, offset: offset, size: size)
+                return Self.slice(content, offset: Int(offset), size: size)
             }
-            let (version, content) = try storedBytes(of: id, inode: inode)
+            let (version, bytes) = try storedBytes(of: id, inode: inode, offset: Int(offset), size: size)
             saves.served.served(id, version: version, to: reader)
-            return Self.slice(content, offset: offset, size: size)
+            return bytes
         case .newItemFile:
-            if let bytes = saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            if let bytes = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             // Its first save made it an item meanwhile (and then let go of its buffer).
             if case .item? = inodes.key(of: inode) { return try read(inode, offset: offset, size: size, for: reader) }
             return []
@@ -125,12 +151,15 @@ extension ShelfFileSystem {
             bytes.removeSubrange(count...)
             return bytes
         case .status(let name):
-            return Self.slice(try statusFolder.snapshot(of: name).bytes, offset: offset, size: size)
+            return Self.slice(try statusFolder.snapshot(of: name).bytes, offset: Int(offset), size: size)
         }
     }
 
-    private static func slice(_ bytes: some Collection<UInt8>, offset: Int64, size: Int) -> [UInt8] {
-        Array(bytes.dropFirst(Int(offset)).prefix(size))
+    private static func slice<Bytes: RandomAccessCollection<UInt8>>(_ bytes: Bytes, offset: Int, size: Int) -> [UInt8]
+        where Bytes.Index == Int {
+        guard offset < bytes.count else { return [] }
+        let start = bytes.startIndex + offset
+        return Array(bytes[start..<min(bytes.endIndex, start + size)])
     }
 
     /// Writes `data` at `offset` (at the end when `appending`); returns the count written.

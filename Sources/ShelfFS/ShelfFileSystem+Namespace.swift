@@ -235,6 +235,11 @@ extension ShelfFileSystem {
     /// wait for the store); a new or returning item is committed here, since it changes names.
     private func adoptPlainFile(from: MountPath, to: MountPath, replacing target: NodeKey?) throws {
         guard !plain.isDirectory(from) else { throw Errno.notPermitted }
+        // Never read into memory: bytes over the limit stay the plain file they are.
+        guard try plain.status(from).st_size <= TooLargeFiles.largestItemFile else {
+            logger.warning("renaming \(from) to \(to) refused: it is over the \(TooLargeFiles.largestItemFile) bytes an item file may hold")
+            throw Errno.fileTooLarge
+        }
         let bytes = try plain.readAll(from)
         let metadata = try plain.metadata(of: from)
         let tempInode = inodes.existingInode(for: .plain(from))

@@ -99,7 +99,7 @@ final class ShelfFileSystem: Sendable {
         plain = PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
         let committer = ItemCommitter(store: store, conflicts: sync)
-        let journal = try SavePipeline.replayJournal(of: store, into: committer, logger: logger)
+        let journal = try SavePipeline.replayJournal(of: store, into: committer, plain: plain, logger: logger)
         for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
         let summaries = try store.summaries()

@@ -43,6 +43,7 @@ public final class ShelfMount: Sendable {
     /// /dev/fuse) when the mount cannot be made.
     public init(store: LibraryStore, mountpoint: String, options: Options = Options()) throws {
         self.mountpoint = mountpoint
+        LinuxCalls.limitMallocArenas()
         let engine = try store.cloudLink().map { SyncEngine(store: store, cloud: try CloudLocation.backend($0.location)) }
         operations = try ShelfFuseOperations(store: store, sync: engine, downloadTimeout: options.downloadTimeout)
         session = try FuseSession(filesystem: operations,

@@ -1,5 +1,6 @@
 import Foundation
 import GRDB
+import GRDBSQLite
 import ShelfModel
 
 /// A row of the `item` table with the bookkeeping the public `ItemRecord` does not show.
@@ -138,6 +139,26 @@ struct ItemQueries {
     func file(id: ItemID) throws -> (version: Int64, content: Data)? {
         let statement = try db.cachedStatement(sql: "SELECT version, content FROM item WHERE id = ?")
         return try Row.fetchOne(statement, arguments: [id.rawValue]).map { ($0[0], $0[1]) }
+    }
+
+    /// Up to `count` bytes of item `id`'s file at `offset`, with its version and whole size,
+    /// read from the row without loading the rest of its bytes (SQLite's incremental blob
+    /// reads): reading a file request by request costs its size, not its size squared.
+    func fileRange(id: ItemID, offset: Int, count: Int) throws -> (version: Int64, size: Int, bytes: Data)? {
+        let statement = try db.cachedStatement(sql: "SELECT serial, version, length(content) FROM item WHERE id = ?")
+        guard let row = try Row.fetchOne(statement, arguments: [id.rawValue]) else { return nil }
+        let (serial, version, size): (Int64, Int64, Int) = (row[0], row[1], row[2])
+        let wanted = max(0, min(count, size - offset))
+        guard wanted > 0 else { return (version, size, Data()) }
+        var blob: OpaquePointer?
+        var code = sqlite3_blob_open(db.sqliteConnection, "main", "item", "content", serial, 0, &blob)
+        defer { sqlite3_blob_close(blob) }
+        var bytes = Data(count: wanted)
+        if code == SQLITE_OK {
+            code = bytes.withUnsafeMutableBytes { sqlite3_blob_read(blob, $0.baseAddress, Int32(wanted), Int32(offset)) }
+        }
+        guard code == SQLITE_OK else { throw DatabaseError(resultCode: ResultCode(rawValue: code)) }
+        return (version, size, bytes)
     }
 
     /// The bytes item `id`'s file showed at `version`: an earlier version from the history, or

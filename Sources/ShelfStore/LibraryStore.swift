@@ -70,6 +70,12 @@ public final class LibraryStore: Sendable {
         try read { try $0.file(id: id) }
     }
 
+    /// Up to `count` bytes of item `id`'s file at `offset`, with their version and the file's
+    /// size, without reading the rest of the file.
+    public func fileRange(id: ItemID, offset: Int, count: Int) throws -> (version: Int64, size: Int, bytes: Data)? {
+        try read { try $0.fileRange(id: id, offset: offset, count: count) }
+    }
+
     /// Calls `body` with the path and file bytes of every live item, in path order, inside one
     /// read transaction (a consistent snapshot, however long `body` takes).
     public func forEachFile(_ body: (_ path: String, _ content: Data) throws -> Void) throws {

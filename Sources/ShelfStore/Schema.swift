@@ -171,6 +171,21 @@ enum Schema {
             // Set when Shelf, not a person, trashed it (a repair); shown by `shelf trash list`.
             try db.execute(sql: "ALTER TABLE item ADD COLUMN trash_reason TEXT")
         }
+        migrator.registerMigration("v10: kept versions share their bytes in chunks") { db in
+            // A kept version's bytes as the hashes of its chunks (HistoryChunks), so the versions
+            // of a large file cost about what their differences do. Rows kept before keep their
+            // bytes in `content` (`chunks` NULL). A rowid table: chunks are up to 64 KiB.
+            try db.execute(sql: """
+                CREATE TABLE history_chunk (
+                    id INTEGER PRIMARY KEY,
+                    hash BLOB NOT NULL UNIQUE,
+                    content BLOB NOT NULL,
+                    refs INTEGER NOT NULL
+                );
+                ALTER TABLE item_history ADD COLUMN size INTEGER;
+                ALTER TABLE item_history ADD COLUMN chunks BLOB;
+                """)
+        }
         return migrator
     }
 }

@@ -132,7 +132,7 @@ import TestSupport
             import errno, os, sys
             path, filler = sys.argv[1], sys.argv[2]
             fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
-            os.write(fd, b"Saved once the disk had room.\\n" * 280000)
+            os.write(fd, b"Saved once the disk had room.\\n" * 200000)
             filling = os.open(filler, os.O_WRONLY | os.O_CREAT)
             try:
                 while True:
@@ -147,7 +147,7 @@ import TestSupport
         #expect(told.stderr.contains("could not commit its pending saves"),
                 "a command is told that the save it should see failed: \(told.stderr), \(told.stdout.count) bytes shown")
         try FileManager.default.removeItem(atPath: filler)
-        let retried = String(repeating: "Saved once the disk had room.\n", count: 280000)
+        let retried = String(repeating: "Saved once the disk had room.\n", count: 200000)
         var shown = ""
         let deadline = ContinuousClock.now + .seconds(10)
         repeat { shown = try cli.run("show", note).stdout } while shown != retried && ContinuousClock.now < deadline

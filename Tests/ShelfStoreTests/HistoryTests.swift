@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ShelfModel
 import ShelfMarkdown
+import GRDB
 @testable import ShelfStore
 
 @Suite("Keeping earlier versions")
@@ -77,5 +78,39 @@ struct HistoryTests {
         #expect(try library.store.history(id: note.id).count == 1, "the trash keeps it")
         try library.store.emptyTrash()
         #expect(try library.store.history(id: note.id).isEmpty)
+    }
+
+    /// Versions of a large file that differ by small edits (in place, inserted, cut) share their
+    /// bytes: the history costs about the file once, every version reads back exactly, and the
+    /// shared bytes go with the last version that uses them.
+    @Test func versionsOfALargeFileShareTheirBytes() throws {
+        let library = try TestLibrary()
+        var generator = SystemRandomNumberGenerator()
+        var body = Data((0..<(512 << 10)).map { _ in UInt8.random(in: 32...126, using: &generator) })
+        let saved = try library.store.write { try $0.saveFile(body, of: .generate(), kind: .note, at: "Notes/Big.md", basedOn: nil, modified: Date()) }
+        let id = saved.item.id
+        var versions: [(Int64, Data)] = []
+        for edit in 0..<9 {
+            let before = try #require(try library.store.file(id: id))
+            versions.append((before.version, before.content))
+            let at = Int.random(in: 0..<body.count, using: &generator)
+            switch edit % 3 {
+            case 0: body.replaceSubrange(at..<min(body.count, at + 100), with: Data(repeating: UInt8(ascii: "x"), count: 100))
+            case 1: body.insert(contentsOf: Data("inserted\n".utf8), at: at)
+            default: body.removeSubrange(at..<min(body.count, at + 2000))
+            }
+            _ = try library.store.write { try $0.saveFile(body, of: id, kind: .note, at: "Notes/Big.md", basedOn: nil, modified: Date()) }
+        }
+        for (version, content) in versions {
+            #expect(try library.store.file(id: id, version: version) == content, "version \(version)")
+        }
+        #expect(try library.store.history(id: id).map(\.size) == versions.reversed().map(\.1.count))
+        let kept = try library.store.readDatabase { try Int.fetchOne($0, sql: "SELECT SUM(length(content)) FROM history_chunk") }
+        #expect(try #require(kept) < 2 * body.count, "9 versions of \(body.count) bytes are kept in \(kept ?? 0) bytes")
+
+        try library.store.trash(id: id)
+        try library.store.emptyTrash()
+        let left = try library.store.readDatabase { try Int.fetchOne($0, sql: "SELECT COUNT(*) FROM history_chunk") }
+        #expect(left == 0)
     }
 }

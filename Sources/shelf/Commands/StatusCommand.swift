@@ -27,6 +27,17 @@ struct StatusCommand: ParsableCommand {
         var drafts: [Draft]
         /// Unsaved writes a mount that ended left in the journal; the next mount saves them.
         var unsavedInJournal: Int
+        /// Journal entries that could not be saved, kept with why: a person decides.
+        var setAside: [SetAside]
+        struct SetAside: Encodable {
+            var bytes, why: String
+        }
+        /// Bytes written to item files that were too large for an item, kept beside them.
+        var tooLarge: [TooLarge]
+        struct TooLarge: Encodable {
+            var path: String
+            var size: Int
+        }
         var changeSequence: Int64
         var mountedAt: [String]
         /// Mountpoints whose mount process is gone; `shelf mount` there clears and remounts.
@@ -50,6 +61,8 @@ struct StatusCommand: ParsableCommand {
             trashed: try store.trashedItems().count,
             drafts: drafts,
             unsavedInJournal: SaveJournal.leftoverCount(library: store.folder),
+            setAside: SaveJournal.setAside(library: store.folder).map { Status.SetAside(bytes: $0.bytes, why: $0.why) },
+            tooLarge: TooLargeFiles.list(plainFiles: store.plainFilesFolder).map { Status.TooLarge(path: $0.path, size: $0.size) },
             changeSequence: try store.lastSequence(),
             mountedAt: ShelfMounts.mountpoints(ofLibrary: store.folder),
             deadMounts: ShelfMounts.deadMountpoints(ofLibrary: store.folder),
@@ -75,6 +88,17 @@ struct StatusCommand: ParsableCommand {
         }
         if status.unsavedInJournal > 0 {
             print("Unsaved: \(status.unsavedInJournal) file\(status.unsavedInJournal == 1 ? "" : "s") with writes a mount could not save before it ended; kept in the journal, saved at the next `shelf mount`")
+        }
+        if !status.tooLarge.isEmpty {
+            print("Too large: \(status.tooLarge.count) file\(status.tooLarge.count == 1 ? "" : "s") written to an item over the \(TooLargeFiles.largestItemFile >> 20) MiB an item holds, kept as written beside it (the item keeps its last good save):")
+            for file in status.tooLarge { print("  \(file.path) (\(file.size) bytes)") }
+        }
+        if !status.setAside.isEmpty {
+            print("Set aside: \(status.setAside.count) journal entr\(status.setAside.count == 1 ? "y" : "ies") a mount could not save; the bytes are kept as written (copy them where they belong, then delete them):")
+            for entry in status.setAside {
+                print("  \(entry.bytes)")
+                for line in entry.why.split(separator: "\n") { print("    \(line)") }
+            }
         }
     }
 }
