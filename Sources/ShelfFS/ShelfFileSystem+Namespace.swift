@@ -89,7 +89,8 @@ extension ShelfFileSystem {
     // MARK: Removing
 
     /// `rm` of an item sends it to the store's trash (`shelf trash restore` brings it back),
-    /// with any writes made to it until then.
+    /// with any writes made to it until then; a file created at its path a moment later is
+    /// that item again (``RecentUnlinks``).
     func unlink(parent: UInt64, name: String) throws {
         try saveBeforeMoving(parent: parent, name: name)
         try mutating {
@@ -98,6 +99,7 @@ extension ShelfFileSystem {
             case .item(let id):
                 try store.write { try $0.trash(id: id) }
                 index.remove(id)
+                recentUnlinks.deleted(id, at: path)
             case .newItemFile(let pending):
                 newItemFiles.remove(pending)
             case .plain:

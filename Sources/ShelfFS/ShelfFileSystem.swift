@@ -71,6 +71,7 @@ final class ShelfFileSystem: Sendable {
     let plain: PlainFileArea
     let folders: ItemFolders
     let newItemFiles = NewItemFiles()
+    let recentUnlinks = RecentUnlinks()
     let listings: FolderListings
     let saves: SavePipeline
     let statusFolder: StatusFolder
@@ -97,7 +98,7 @@ final class ShelfFileSystem: Sendable {
         folders = ItemFolders(plain: plain)
         var asideCopy: (@Sendable (ItemID, StoreWriter) throws -> AsideCopy?)?
         if let sync { asideCopy = { id, writer in try sync.asideCopy(ofCurrentStateOf: id, with: writer) } }
-        let committer = ItemCommitter(store: store, asideCopy: asideCopy)
+        let committer = ItemCommitter(store: store, asideCopy: asideCopy, recentUnlinks: recentUnlinks)
         let journal = try SavePipeline.replayJournal(of: store, into: committer, logger: logger)
         for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
@@ -201,9 +202,9 @@ final class ShelfFileSystem: Sendable {
             return Self.fileAttributes(inode, size: 0, modified: .now, permissions: ItemRecord.defaultPermissions)
         case .status(let name):
             if name.isEmpty {
-                let now = FileTime.now
+                let time = statusFolder.folderTime
                 return FileAttributes(inode: Inode(inode), kind: .directory, permissions: 0o555, linkCount: 2,
-                                      accessTime: now, modificationTime: now, changeTime: now)
+                                      accessTime: time, modificationTime: time, changeTime: time)
             }
             let snapshot = try statusFolder.refreshedSnapshot(of: name)
             return FileAttributes(inode: Inode(inode), kind: .regular, permissions: 0o444,

@@ -118,10 +118,12 @@ extension MarkdownCodec {
     }
 }
 
-/// File names from titles: NFC, no `/`, NUL or control characters, no leading dot, at most
-/// ``maximumNameBytes`` with `.md`, stable across renders.
+/// File names from titles: NFC, no `/`, NUL or control characters, none of the characters that
+/// break Obsidian links (`# ^ [ ] |`) or other systems' names (`\ : * ? " < >`), no leading dot,
+/// at most ``maximumNameBytes`` with `.md`, stable across renders.
 ///
-/// `/` becomes `-` (so `AC/DC` stays readable as `AC-DC`); NUL, tabs, line breaks and other
+/// `/` becomes `-` (so `AC/DC` stays readable as `AC-DC`), `: ` becomes ` - `, brackets become
+/// parentheses, `#` `^` `*` `?` go (`Dune (Dune, #1)` → `Dune (Dune, 1)`); NUL, tabs, line breaks and other
 /// control characters become spaces. Spaces at either end and leading dots are dropped (a name
 /// starting with `.` would be hidden); a title with nothing left is `Untitled`. Longer names are
 /// cut at a character boundary, leaving room for `.md` and any ` (2)` suffix.
