@@ -277,9 +277,15 @@ extension ShelfFileSystem {
     /// that would carry items out of their kind's tree is refused with `EXDEV` so `mv` copies
     /// (each item then leaves through `rm`, to the trash).
     private func movePlain(from: MountPath, to: MountPath) throws {
-        guard plain.isDirectory(from), holdsItems(from) else {
+        let isFolder = plain.isDirectory(from)
+        guard isFolder, holdsItems(from) else {
             try plain.rename(from, to: to)
-            inodes.renameFolder(from, to: to)
+            if isFolder {
+                inodes.renameFolder(from, to: to)
+            } else {
+                // One node moves: no walk over the table, whose size grows with the library.
+                inodes.renameFile(from, to: to)
+            }
             return
         }
         guard PathRules.isItemFolder(to), PathRules.itemKind(under: from) == PathRules.itemKind(under: to),

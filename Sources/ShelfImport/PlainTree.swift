@@ -65,10 +65,10 @@ enum PlainTree {
         return (info.st_mode & 0o7777, info.st_mtim)
     }
 
-    /// Gives the file at `path` `mode` and modification time `modified`.
+    /// Gives the file at `path` `mode`, and `modified` as its modification and access time.
     static func apply(mode: mode_t, modified: timespec, to path: String) throws(SystemCallError) {
         guard chmod(path, mode) == 0 else { throw SystemCallError("chmod \((path as NSString).lastPathComponent)") }
-        let times = [timespec(tv_sec: 0, tv_nsec: Int(UTIME_OMIT)), modified]
+        let times = [modified, modified]
         guard utimensat(AT_FDCWD, path, times, 0) == 0 else {
             throw SystemCallError("set times of \((path as NSString).lastPathComponent)")
         }

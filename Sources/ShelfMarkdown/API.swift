@@ -143,6 +143,15 @@ public enum FileNaming {
         return FileNameStem.fitted(stem, suffix: "") + FileNameStem.fileExtension
     }
 
+    /// The name an existing item file `name` (`….md`) gets when asked to (`shelf rename
+    /// --safe-names`): its stem with the characters that break links replaced as in
+    /// ``fileName(for:)``. Equal to `name` when it is safe already.
+    public static func safeName(of name: String) -> String {
+        guard let stem = FileNameStem.withoutExtension(name) else { return name }
+        let safe = FileNameStem.sanitized(stem)
+        return FileNameStem.fitted(safe.isEmpty ? FileNameStem.untitled : safe, suffix: "") + FileNameStem.fileExtension
+    }
+
     /// `name`, or the first of `name (2).md`, `name (3).md`, … for which `isTaken` is false.
     public static func uniqued(_ name: String, isTaken: (String) -> Bool) -> String {
         guard isTaken(name) else { return name }
