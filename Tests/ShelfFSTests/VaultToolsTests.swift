@@ -102,7 +102,11 @@ import ShelfStore
             #expect(!(try mount.sh("tar tzf '\(archive)'")).contains(".shelf"))
             try mount.sh("rsync -a ./ '\(backup)/'", timeout: .seconds(30))
             let second = try mount.sh("rsync -a --itemize-changes --stats ./ '\(backup)/'", timeout: .seconds(30))
-            let itemized = second.split(separator: "\n").filter { !$0.isEmpty && !$0.contains(":") && !$0.hasPrefix(" ") }
+            // An itemized change is `YXcstpoguax name`: Y one of `<>ch.*`, X one of `fdLDS`.
+            let itemized = second.split(separator: "\n").filter { line in
+                line.count > 12 && "<>ch.*".contains(line.first!) && "fdLDS".contains(line.dropFirst().first!)
+                    && line.dropFirst(11).first == " "
+            }
             #expect(itemized.isEmpty, "the second rsync changes nothing: \(second)")
             #expect(second.contains("Number of regular files transferred: 0"), "\(second)")
             #expect(!FileManager.default.fileExists(atPath: backup + "/.shelf"))
