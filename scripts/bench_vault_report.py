@@ -24,6 +24,8 @@ print("# Vault benchmark\n")
 print("What git and attachments cost in a mounted library's plain-file area, beside a native copy of the")
 print("same tree and libfuse's passthrough_ll. Medians of %s rounds, systems interleaved.\n" % run.get("runs", "?"))
 print("- command: `%s`" % run.get("command", "scripts/bench-vault"))
+if run.get("config", "release") != "release":
+    print("- **a %s build**: Shelf's times here are not its release speed" % run.get("config"))
 print("- commit %s, %s, %s cores, kernel %s on %s, libfuse %s, %s; %s rounds of plain operations per run"
       % (run.get("commit"), run.get("date"), run.get("cores"), run.get("kernel"), run.get("fs"),
          run.get("libfuse"), run.get("git"), run.get("ops")))

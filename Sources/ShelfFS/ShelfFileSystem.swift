@@ -46,7 +46,8 @@ import Synchronization
 ///    transaction (``busyItems()``). Debug builds assert both.
 /// 4. Short locks, each a leaf held for memory work only and never while waiting for anything:
 ///    a buffer's state, the buffer table, item index, inode table, descriptors, served
-///    versions, recent saves, the kernel cache's queue.
+///    versions, recent saves, recent unlinks (read inside a save's transaction), the kernel
+///    cache's queue.
 ///
 /// Reads, writes and saves of existing items never take `namespaceLock`, so readers and
 /// writers of different files never queue behind one another; a namespace change saves the
