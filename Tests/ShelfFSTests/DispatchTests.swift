@@ -58,6 +58,19 @@ import ShelfStore
         #expect(try fs.lookup(parent: root, name: "missing").isNegative)
     }
 
+    @Test func aRenamedPlainFileKeepsItsInodeAndReplacesTheTarget() throws {
+        let objects = try fs.makeDirectory(parent: root, name: "objects", mode: 0o755).attributes.inode.rawValue
+        let temp = try writeFile("objects", "tmp_obj", "blob")
+        let replaced = try writeFile("objects", "old", "old")
+        try fs.rename(parent: objects, name: "tmp_obj", newParent: objects, newName: "old", flags: [])
+        #expect(try fs.lookup(parent: objects, name: "tmp_obj").isNegative)
+        let moved = try fs.lookup(parent: objects, name: "old").attributes.inode.rawValue
+        #expect(moved == temp, "the file keeps its inode under its new name")
+        #expect(moved != replaced)
+        #expect(try readFile(moved) == "blob")
+        #expect(try fs.list(objects).map(\.name) == ["old"])
+    }
+
     @Test func statSizeIsTheStoredSizeWithoutReading() throws {
         let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         let entry = try fs.lookup(parent: try folder("Notes"), name: "Plan.md")
