@@ -3,8 +3,9 @@ import FuseKit
 import ShelfStore
 
 /// The names in each folder of the mount, in bytes order: the plain-file area's real entries
-/// (minus anything shadowed by item names), the folder's items and unsaved new item files, and
-/// `.shelf` at the root. A folder's last listing is reused while nothing it was made from has
+/// (minus anything shadowed by item names) and the folder's items and unsaved new item files.
+/// `/.shelf/` is reachable by its path but never listed (like ZFS's `.zfs` with
+/// `snapdir=hidden`), so git, tar, rsync and Syncthing walking the tree leave it alone. A folder's last listing is reused while nothing it was made from has
 /// changed, so listing a folder of 100,000 books again costs nothing.
 final class FolderListings: Sendable {
     /// One name in a folder listing, with the inode it stands for (and, for an item, its
@@ -93,7 +94,6 @@ final class FolderListings: Sendable {
                 items = index.items(in: folder).items
                 others += newItemFiles.names(in: folder).map { ($0.name, .newItemFile($0.pending)) }
             }
-            if folder.isRoot { others.append((MountPath.statusFolder.rawValue, .status(name: ""))) }
         }
         others.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }
         var merged: [(name: String, key: NodeKey, slot: ItemIndex.Slot?)] = []

@@ -165,6 +165,20 @@ final class InodeTable: Sendable {
         }
     }
 
+    /// The plain file at `from` is now at `to` (a rename of one file, not a folder): its inode
+    /// follows it, and whatever inode `to` had stands for nothing.
+    func renameFile(_ from: MountPath, to: MountPath) {
+        state.withLock { state in
+            if let replaced = state.byKey.removeValue(forKey: .plain(to)), replaced.lookups == 0 {
+                Self.drop(replaced, from: &state)
+            }
+            guard let node = state.byKey.removeValue(forKey: .plain(from)) else { return }
+            node.key = .plain(to)
+            state.byKey[.plain(to)] = node
+            state.generation += 1
+        }
+    }
+
     /// Moves every plain entry inside `from` under `to` (a folder rename).
     func renameFolder(_ from: MountPath, to: MountPath) {
         state.withLock { state in

@@ -19,11 +19,15 @@ struct ItemCommitter: Sendable {
     /// Sync's word on a save that meets a change from elsewhere: how the other side is kept
     /// aside, and what the save's push is based on (nil: not linked).
     let conflicts: (any SaveConflicts)?
+    /// Items deleted through the mount a moment ago: a new file at such a path is that item.
+    let recentUnlinks: RecentUnlinks?
 
-    init(store: LibraryStore, device: String = ProcessInfo.processInfo.hostName, conflicts: (any SaveConflicts)? = nil) {
+    init(store: LibraryStore, device: String = ProcessInfo.processInfo.hostName, conflicts: (any SaveConflicts)? = nil,
+         recentUnlinks: RecentUnlinks? = nil) {
         self.store = store
         self.device = device
         self.conflicts = conflicts
+        self.recentUnlinks = recentUnlinks
     }
 
     /// Where a save goes.
@@ -34,8 +38,9 @@ struct ItemCommitter: Sendable {
         /// tie between them goes; empty: they are the newest word on whatever the item is now.
         case existing(ItemID, readFrom: [Int64])
         /// No item is at the path yet: the text's `id:` decides (a trashed id brings that item
-        /// back; the id of a live item elsewhere is a copy's, so this is a new item; no id makes
-        /// a new item). The id of a new item lives in the store and `user.shelf.id`, not in
+        /// back; the id of a live item elsewhere is a copy's, so this is a new item); without one,
+        /// an item deleted from this path a moment ago comes back (``RecentUnlinks``), else it is
+        /// a new item. The id of a new item lives in the store and `user.shelf.id`, not in
         /// bytes nobody wrote.
         case new(at: MountPath)
     }
@@ -89,7 +94,8 @@ struct ItemCommitter: Sendable {
                                    modified: modified, with: writer)
                 outcome.replaced = replaced
             case .new(let path):
-                outcome = Outcome(record: try writer.saveFile(source, of: try newItemID(for: source, kind: kind, with: writer),
+                outcome = Outcome(record: try writer.saveFile(source, of: try newItemID(for: source, kind: kind, at: path,
+                                                                                        with: writer),
                                                               kind: kind, at: path.rawValue, basedOn: nil, modified: modified))
             }
             guard let metadata else { return outcome }
@@ -101,13 +107,19 @@ struct ItemCommitter: Sendable {
         }
     }
 
-    /// The id a new file's item gets: the one its text declares when that names no live item
-    /// (a trashed id brings that item back), else a fresh one — the id of a live item elsewhere
-    /// is a copy's (`cp a.md b.md`), and a file without `id:` is a new item.
-    private func newItemID(for source: Data, kind: ItemKind, with writer: StoreWriter) throws -> ItemID {
-        guard case .success(let parsed) = MarkdownCodec.parse(bytes: source, kind: kind, fileTitle: nil),
-              parsed.declaredID, try writer.record(id: parsed.item.id) == nil else { return .generate() }
-        return parsed.item.id
+    /// The id a new file's item gets at `path`: the one its text declares when that names no
+    /// live item (a trashed id brings that item back); a fresh one when it names a live item
+    /// elsewhere (a copy: `cp a.md b.md`); for a text without `id:` (or one that does not parse),
+    /// the item deleted from `path` a moment ago if it is still gone, else a fresh one.
+    private func newItemID(for source: Data, kind: ItemKind, at path: MountPath, with writer: StoreWriter) throws -> ItemID {
+        if case .success(let parsed) = MarkdownCodec.parse(bytes: source, kind: kind, fileTitle: nil), parsed.declaredID {
+            return try writer.record(id: parsed.item.id) == nil ? parsed.item.id : .generate()
+        }
+        // Same path, so same kind: `Books/` and `Notes/` never share a path.
+        if let deleted = recentUnlinks?.item(deletedAt: path), try writer.record(id: deleted) == nil {
+            return deleted
+        }
+        return .generate()
     }
 
     /// A save on top of what the item is now. When the item changed elsewhere (sync, the CLI)

@@ -89,7 +89,8 @@ extension ShelfFileSystem {
     // MARK: Removing
 
     /// `rm` of an item sends it to the store's trash (`shelf trash restore` brings it back),
-    /// with any writes made to it until then.
+    /// with any writes made to it until then; a file created at its path a moment later is
+    /// that item again (``RecentUnlinks``).
     func unlink(parent: UInt64, name: String) throws {
         try saveBeforeMoving(parent: parent, name: name)
         try mutating {
@@ -98,6 +99,7 @@ extension ShelfFileSystem {
             case .item(let id):
                 try store.write { try $0.trash(id: id) }
                 index.remove(id)
+                recentUnlinks.deleted(id, at: path)
             case .newItemFile(let pending):
                 newItemFiles.remove(pending)
             case .plain:
@@ -283,9 +285,15 @@ extension ShelfFileSystem {
     /// that would carry items out of their kind's tree is refused with `EXDEV` so `mv` copies
     /// (each item then leaves through `rm`, to the trash).
     private func movePlain(from: MountPath, to: MountPath) throws {
-        guard plain.isDirectory(from), holdsItems(from) else {
+        let isFolder = plain.isDirectory(from)
+        guard isFolder, holdsItems(from) else {
             try plain.rename(from, to: to)
-            inodes.renameFolder(from, to: to)
+            if isFolder {
+                inodes.renameFolder(from, to: to)
+            } else {
+                // One node moves: no walk over the table, whose size grows with the library.
+                inodes.renameFile(from, to: to)
+            }
             return
         }
         guard PathRules.isItemFolder(to), PathRules.itemKind(under: from) == PathRules.itemKind(under: to),

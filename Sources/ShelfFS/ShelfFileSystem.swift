@@ -46,7 +46,8 @@ import Synchronization
 ///    transaction (``busyItems()``). Debug builds assert both.
 /// 4. Short locks, each a leaf held for memory work only and never while waiting for anything:
 ///    a buffer's state, the buffer table, item index, inode table, descriptors, served
-///    versions, recent saves, the kernel cache's queue, the log of repeated failures.
+///    versions, recent saves, recent unlinks (read inside a save's transaction), the kernel
+///    cache's queue, the log of repeated failures.
 ///
 /// Reads, writes and saves of existing items never take `namespaceLock`, so readers and
 /// writers of different files never queue behind one another; a namespace change saves the
@@ -71,6 +72,7 @@ final class ShelfFileSystem: Sendable {
     let plain: PlainFileArea
     let folders: ItemFolders
     let newItemFiles = NewItemFiles()
+    let recentUnlinks = RecentUnlinks()
     let listings: FolderListings
     let saves: SavePipeline
     let statusFolder: StatusFolder
@@ -98,7 +100,7 @@ final class ShelfFileSystem: Sendable {
         announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
         plain = PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
-        let committer = ItemCommitter(store: store, conflicts: sync)
+        let committer = ItemCommitter(store: store, conflicts: sync, recentUnlinks: recentUnlinks)
         let journal = try SavePipeline.replayJournal(of: store, into: committer, plain: plain, logger: logger)
         for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
@@ -202,9 +204,9 @@ final class ShelfFileSystem: Sendable {
             return Self.fileAttributes(inode, size: 0, modified: .now, permissions: ItemRecord.defaultPermissions)
         case .status(let name):
             if name.isEmpty {
-                let now = FileTime.now
+                let time = statusFolder.folderTime
                 return FileAttributes(inode: Inode(inode), kind: .directory, permissions: 0o555, linkCount: 2,
-                                      accessTime: now, modificationTime: now, changeTime: now)
+                                      accessTime: time, modificationTime: time, changeTime: time)
             }
             let snapshot = try statusFolder.refreshedSnapshot(of: name)
             return FileAttributes(inode: Inode(inode), kind: .regular, permissions: 0o444,

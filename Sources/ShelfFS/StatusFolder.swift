@@ -4,7 +4,9 @@ import FuseKit
 import ShelfStore
 import ShelfSync
 
-/// The read-only `/.shelf/` folder: what `shelf status` knows, readable by any tool.
+/// The read-only `/.shelf/` folder: what `shelf status` knows, readable by any tool that asks
+/// for it by path. It is not listed in the root, so tools that walk the tree (git, tar, rsync,
+/// Syncthing) never pick up files whose content changes with every save.
 ///
 /// Files are generated from the item index (and, for errors, the drafts' diagnostics) whenever
 /// the kernel asks for their attributes, which it does before every read (they are never
@@ -25,6 +27,8 @@ final class StatusFolder: Sendable {
     /// The engine of a library linked to a cloud, for `sync.json`.
     let sync: SyncEngine?
     private let snapshots = Mutex<[String: Snapshot]>([:])
+    /// The folder's own times: its entries never change, so neither do they while mounted.
+    let folderTime = FileTime.now
 
     init(store: LibraryStore, index: ItemIndex, sync: SyncEngine?) {
         self.store = store

@@ -4,6 +4,13 @@ import ShelfStore
 
 /// What an export did.
 public struct ExportSummary: Hashable, Sendable, CustomStringConvertible {
+    /// The folder written into.
+    public var folder = ""
+    /// Item files exported (books and notes), and other files of the tree (the plain-file
+    /// area: `.obsidian/`, attachments, `.git/`…; symlinks included) and folders.
+    public var items = 0
+    public var otherFiles = 0
+    public var folders = 0
     /// Files created or replaced because their bytes changed.
     public var written = 0
     /// Files whose bytes already matched; left untouched (their mtime stays).
@@ -22,17 +29,25 @@ public struct ExportSummary: Hashable, Sendable, CustomStringConvertible {
 
     public init() {}
 
+    /// `Exported 12 items, 7 other files and 3 folders to DIR: 3 written, 16 unchanged, 0 removed`
+    /// and one line per file kept, failed or refused.
     public var description: String {
-        (["\(written) written, \(unchanged) unchanged, \(removed) removed"]
+        (["Exported \(Self.count(items, "item")), \(Self.count(otherFiles, "other file")) and \(Self.count(folders, "folder")) to \(folder): \(written) written, \(unchanged) unchanged, \(removed) removed"]
             + keptEdited.map { "kept \($0): edited since the last export, so not removed" }
             + failed.map { "could not write \($0)" }
             + refused.map { "not exported: \($0)" })
             .joined(separator: "\n")
     }
+
+    private static func count(_ number: Int, _ noun: String) -> String {
+        "\(number) \(noun)\(number == 1 ? "" : "s")"
+    }
 }
 
-/// Writes the library as the Markdown tree the mount shows (`Books/…md`, `Notes/…md`) into a
-/// folder, for backups and for tools that cannot use the mount.
+/// Writes the whole tree the mount shows into a folder — the items' Markdown (`Books/…md`,
+/// `Notes/…md`) and every other file, folder and symlink of the plain-file area (`.obsidian/`,
+/// attachments, `.git/`) with its mode and time — for backups and for tools that cannot use the
+/// mount. `shelf import` of the folder into an empty library restores the same tree.
 ///
 /// Every file is written atomically (a temporary file in the same folder, fsync, rename, fsync
 /// of the folder), so a crash leaves either the old or the new bytes. Exports are incremental:
@@ -43,9 +58,16 @@ public enum Exporter {
     /// The manifest's name in the export folder.
     public static let manifestName = ".shelf-export.json"
 
-    /// The manifest: each written path with a hash of the bytes written.
-    private struct Manifest: Codable, Equatable {
+    /// The manifest: each written path with a fingerprint of what was written
+    /// (``PlainTree/fingerprint(of:)``), and the plain area's folders (for empty ones).
+    struct Manifest: Codable, Equatable {
         var files: [String: String] = [:]
+        var folders: [String]? = nil
+
+        /// The manifest of the export in `folder`, if it is one.
+        static func read(in folder: URL) -> Manifest? {
+            try? JSONDecoder().decode(Manifest.self, from: Data(contentsOf: folder.appendingPathComponent(manifestName)))
+        }
     }
 
     /// Exports every live item of `store` into `folder` (created if missing).
@@ -53,9 +75,10 @@ public enum Exporter {
         let fileManager = FileManager.default
         try attempt(folder) { try fileManager.createDirectory(at: folder, withIntermediateDirectories: true) }
         let manifestURL = folder.appendingPathComponent(manifestName)
-        let previous = (try? JSONDecoder().decode(Manifest.self, from: Data(contentsOf: manifestURL))) ?? Manifest()
+        let previous = Manifest.read(in: folder) ?? Manifest()
 
         var summary = ExportSummary()
+        summary.folder = folder.path
         var manifest = Manifest()
         /// Folders with renames or removals; each is synced once, before the manifest is.
         var changedFolders = Set<URL>()
@@ -64,17 +87,12 @@ public enum Exporter {
         var staged: [(temporary: String, target: URL)] = []
         var existingFolders = Set<URL>()
         defer { staged.forEach { unlink($0.temporary) } }
-        try store.forEachFile { path, data in
-            do {
-                _ = try ItemPath.validate(path)
-            } catch {
-                // One bad item costs its own file, never the backup of the rest.
-                summary.refused.append("\(error)")
-                return
-            }
+        /// Stages `data` for `path` unless the folder has it already; `prepare` sets what the
+        /// staged file carries besides its bytes.
+        func place(_ data: Data, at path: String, prepare: (String) throws -> Void = { _ in }) {
             let target = folder.appendingPathComponent(path)
-            if fileManager.contents(atPath: target.path) == data {
-                manifest.files[path] = hash(data)
+            if PlainTree.kind(at: target.path) == .file, fileManager.contents(atPath: target.path) == data {
+                manifest.files[path] = PlainTree.fingerprint(of: data)
                 summary.unchanged += 1
                 return
             }
@@ -83,19 +101,74 @@ public enum Exporter {
                 if existingFolders.insert(parent).inserted {
                     try fileManager.createDirectory(at: parent, withIntermediateDirectories: true)
                 }
-                staged.append((try AtomicFile.stage(data, besides: target.path, durably: false), target))
+                let temporary = try AtomicFile.stage(data, besides: target.path, durably: false)
+                staged.append((temporary, target))
+                try prepare(temporary)
             } catch {
                 // What the last export wrote there, if anything, stays listed as its own.
                 manifest.files[path] = previous.files[path]
                 summary.failed.append("\(target.path): \(ErrorReason.of(error))")
                 return
             }
-            manifest.files[path] = hash(data)
+            manifest.files[path] = PlainTree.fingerprint(of: data)
             // The file's folder holds the rename; its parent may hold a folder just created.
             changedFolders.insert(target.deletingLastPathComponent())
             changedFolders.insert(target.deletingLastPathComponent().deletingLastPathComponent())
             summary.written += 1
         }
+        try store.forEachFile { path, data in
+            do {
+                _ = try ItemPath.validate(path)
+            } catch {
+                // One bad item costs its own file, never the backup of the rest.
+                summary.refused.append("\(error)")
+                return
+            }
+            summary.items += 1
+            place(data, at: path)
+        }
+        /// Copies the plain-file area into `folder`: folders are made (and listed in the manifest,
+        /// so empty ones come back on restore), files staged with their mode and time through
+        /// `place`, symlinks made as they are. Sockets and devices are reported, not copied.
+        func exportPlainFiles() {
+            let source = store.plainFilesFolder
+            var folders: [String] = []
+            for entry in PlainTree.entries(under: source, excludedAtRoot: [manifestName, ".shelf"]) {
+                let from = source.path + "/" + entry.path
+                let target = folder.appendingPathComponent(entry.path).path
+                do {
+                    switch entry.kind {
+                    case .folder:
+                        folders.append(entry.path)
+                        if PlainTree.kind(at: target) != .folder {
+                            try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
+                        }
+                    case .file:
+                        guard let data = FileManager.default.contents(atPath: from), let shape = PlainTree.modeAndTime(of: from) else {
+                            throw SystemCallError("read")
+                        }
+                        summary.otherFiles += 1
+                        place(data, at: entry.path) { try PlainTree.apply(mode: shape.mode, modified: shape.modified, to: $0) }
+                    case .symlink(let destination):
+                        summary.otherFiles += 1
+                        manifest.files[entry.path] = "symlink:" + PlainTree.fingerprint(of: Data(destination.utf8))
+                        if PlainTree.kind(at: target) == .symlink(target: destination) {
+                            summary.unchanged += 1
+                        } else {
+                            try PlainTree.placeSymlink(to: destination, at: target)
+                            summary.written += 1
+                        }
+                    case .other:
+                        summary.failed.append("\(from): not a file, folder or symlink, so not copied")
+                    }
+                } catch {
+                    summary.failed.append("\(target): \(ErrorReason.of(error))")
+                }
+            }
+            summary.folders = folders.count
+            manifest.folders = folders.isEmpty ? nil : folders
+        }
+        exportPlainFiles()
         if !staged.isEmpty {
             syncStagedFiles()
             while let (temporary, target) = staged.popLast() {
@@ -113,8 +186,8 @@ public enum Exporter {
         for (path, writtenHash) in previous.files.sorted(by: { $0.key < $1.key })
         where manifest.files[path] == nil && (try? ItemPath.checkComponents(of: path)) != nil {
             let target = folder.appendingPathComponent(path)
-            guard let data = fileManager.contents(atPath: target.path) else { continue }
-            guard hash(data) == writtenHash else {
+            guard let current = PlainTree.fingerprint(at: target.path) else { continue }
+            guard current == writtenHash else {
                 summary.keptEdited.append(path)
                 continue
             }
@@ -165,10 +238,6 @@ public enum Exporter {
             folder = folder.deletingLastPathComponent()
         }
         return folder
-    }
-
-    private static func hash(_ data: Data) -> String {
-        String(StableHash.fnv1a64(data), radix: 16) + "-\(data.count)"
     }
 
     /// Runs `body`, turning its failure into `ImportError.exportFailed` naming `url`.

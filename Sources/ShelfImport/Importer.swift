@@ -22,6 +22,12 @@ public struct ImportSummary: Hashable, Sendable, CustomStringConvertible {
     public var bookmarks = 0
     /// The lines of the skipped bookmarks, for sources with lines (Kindle clippings).
     public var bookmarkLines: [Int] = []
+    /// Items (and plain files of an export) left as they are because they were edited in Shelf
+    /// since the folder's version of them was imported or exported; paths in the library.
+    public var keptEdits: [String] = []
+    /// Plain files (and symlinks) of an export restored into the library: `.obsidian/`,
+    /// attachments, `.git/`.
+    public var otherFiles = 0
 
     public init(format: ImportFormat) { self.format = format }
 
@@ -30,6 +36,8 @@ public struct ImportSummary: Hashable, Sendable, CustomStringConvertible {
     public var description: String {
         let readAs = encoding == .utf8 ? "" : " (read as \(encoding.rawValue))"
         return (["\(format.rawValue): \(added) added, \(updated) updated, \(unchanged) unchanged, \(skipped) skipped\(readAs)"]
+            + (otherFiles > 0 ? ["\(otherFiles) other file\(otherFiles == 1 ? "" : "s") of the export restored (folders, attachments, settings)"] : [])
+            + keptEdits.map { "kept \($0): edited in Shelf since it was last imported or exported; import with --overwrite-edits to replace it" }
             + omissions + problems.map(\.description) + (bookmarks > 0 ? [bookmarkLine] : [])).joined(separator: "\n")
     }
 
@@ -58,10 +66,14 @@ public struct Importer: Sendable {
     public var format: ImportFormat?
     /// The user's `--map` assignments, over the format's own.
     public var columnMap: ColumnMap
+    /// Whether a Markdown folder's files replace items edited in Shelf since they were last
+    /// imported (by default those edits are kept and reported).
+    public var overwriteEdits: Bool
 
-    public init(format: ImportFormat? = nil, columnMap: ColumnMap = ColumnMap()) {
+    public init(format: ImportFormat? = nil, columnMap: ColumnMap = ColumnMap(), overwriteEdits: Bool = false) {
         self.format = format
         self.columnMap = columnMap
+        self.overwriteEdits = overwriteEdits
     }
 
     /// Imports `file` into `store`. Throws `ImportError` when the file cannot be imported at
@@ -77,7 +89,7 @@ public struct Importer: Sendable {
             if let assignment = columnMap.assignments.first {
                 throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "Markdown files have no columns to map")
             }
-            return try MarkdownFolderImport.run(folder: file, into: store, progress: progress)
+            return try MarkdownFolderImport.run(folder: file, into: store, overwriteEdits: overwriteEdits, progress: progress)
         }
         if let highlightFormat {
             if let assignment = columnMap.assignments.first {

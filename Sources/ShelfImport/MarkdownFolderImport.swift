@@ -11,6 +11,13 @@ import ShelfStore
 /// found again by the `id:` in its frontmatter, or, for a file without one, by its path; so
 /// importing the same folder twice changes nothing, and importing an edited export updates the
 /// items in place. A file that does not parse is reported with its line and skipped.
+///
+/// A file never replaces an item edited in Shelf since the folder's version of it came from
+/// Shelf or went into it — its current version was not made by an import, and the folder is
+/// not an export of that very version: such items are kept and reported (`overwriteEdits`
+/// replaces them). An export's other files (`.obsidian/`, attachments, `.git/`, empty
+/// folders: what its manifest lists) are restored into the plain-file area, so importing an
+/// export into an empty library gives back the tree it was made from.
 enum MarkdownFolderImport {
     static func isFolder(_ url: URL) -> Bool {
         var isDirectory: ObjCBool = false
@@ -25,7 +32,7 @@ enum MarkdownFolderImport {
         var parsed: Result<ParsedItem, ParseFailure>
     }
 
-    static func run(folder: URL, into store: LibraryStore,
+    static func run(folder: URL, into store: LibraryStore, overwriteEdits: Bool = false,
                     progress: (ImportProgress) -> Void) throws -> ImportSummary {
         guard isFolder(folder) else { throw ImportError.notAMarkdownFolder(path: folder.path) }
         var summary = ImportSummary(format: .markdown)
@@ -36,7 +43,8 @@ enum MarkdownFolderImport {
             throw ImportError.notAMarkdownFolder(path: folder.path)
         }
         summary.skipped = summary.problems.count
-        return try store.write(as: ChangeOrigin(.import)) { writer in
+        let manifest = Exporter.Manifest.read(in: folder)
+        summary = try store.write(as: ChangeOrigin(.import)) { writer in
             for (done, file) in found.enumerated() {
                 switch file.parsed {
                 case .failure(let failure):
@@ -44,17 +52,65 @@ enum MarkdownFolderImport {
                         summary.skip(ImportProblem(file: file.path, line: diagnostic.line, message: diagnostic.message))
                     }
                 case .success(let parsed):
-                    try apply(parsed, from: file, with: writer, to: &summary)
+                    let exported = manifest?.files[file.path]
+                    try apply(parsed, from: file, exportedAs: exported, overwriteEdits: overwriteEdits, with: writer, to: &summary)
                 }
                 progress(ImportProgress(done: done + 1, total: found.count))
             }
             return summary
         }
+        if let manifest {
+            restorePlainFiles(of: manifest, from: folder, into: store.plainFilesFolder, overwrite: overwriteEdits, to: &summary)
+        }
+        return summary
     }
 
-    /// Adds, updates or leaves alone the item `file` stands for.
-    private static func apply(_ parsed: ParsedItem, from file: File, with writer: StoreWriter,
-                              to summary: inout ImportSummary) throws {
+    /// Copies the plain files, symlinks and folders the export's `manifest` lists into the
+    /// library's plain-file area (after the items' transaction: files are not transactional).
+    /// A file the library already has with other bytes is kept and reported unless `overwrite`.
+    private static func restorePlainFiles(of manifest: Exporter.Manifest, from folder: URL, into area: URL,
+                                          overwrite: Bool, to summary: inout ImportSummary) {
+        for path in manifest.folders ?? [] where (try? ItemPath.checkComponents(of: path)) != nil {
+            try? FileManager.default.createDirectory(atPath: area.path + "/" + path, withIntermediateDirectories: true)
+        }
+        for (path, fingerprint) in manifest.files.sorted(by: { $0.key < $1.key })
+        where !PlainTree.isItemPath(path) && (try? ItemPath.checkComponents(of: path)) != nil {
+            let source = folder.path + "/" + path
+            let target = area.path + "/" + path
+            guard PlainTree.fingerprint(at: source) == fingerprint else {
+                summary.skip(ImportProblem(file: path, line: 1, message: "changed since the export wrote it (or missing); copy it into the mount yourself if you want it"))
+                continue
+            }
+            if let current = PlainTree.fingerprint(at: target) {
+                if current == fingerprint { continue }
+                guard overwrite else {
+                    summary.keptEdits.append(path)
+                    continue
+                }
+            }
+            do {
+                try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent,
+                                                        withIntermediateDirectories: true)
+                switch PlainTree.kind(at: source) {
+                case .symlink(let destination):
+                    try PlainTree.placeSymlink(to: destination, at: target)
+                default:
+                    try AtomicFile.write(Data(contentsOf: URL(fileURLWithPath: source)), to: target)
+                    if let shape = PlainTree.modeAndTime(of: source) {
+                        try PlainTree.apply(mode: shape.mode, modified: shape.modified, to: target)
+                    }
+                }
+                summary.otherFiles += 1
+            } catch {
+                summary.skip(ImportProblem(file: path, line: 1, message: "could not be restored: \(ErrorReason.of(error)); free space or move what is in the way, then import again"))
+            }
+        }
+    }
+
+    /// Adds, updates or leaves alone the item `file` stands for. `exportedAs`: the fingerprint
+    /// the folder's manifest gives the file, when the folder is an export.
+    private static func apply(_ parsed: ParsedItem, from file: File, exportedAs: String?, overwriteEdits: Bool,
+                              with writer: StoreWriter, to summary: inout ImportSummary) throws {
         var item = parsed.item
         let existing = parsed.declaredID ? try writer.record(id: item.id) : try writer.record(atPath: file.path)
         guard let existing else {
@@ -73,6 +129,12 @@ enum MarkdownFolderImport {
         }
         guard existing.draftDiagnostics == nil else {
             summary.skip(ImportProblem(file: file.path, line: 1, message: "\(existing.path) holds an invalid edit that is not saved yet; fix or undo it in the file, then import again"))
+            return
+        }
+        let unchangedSinceImport = try writer.currentOrigin(of: existing.item.id)?.reason == .import
+        let unchangedSinceExport = exportedAs == PlainTree.fingerprint(of: existing.content)
+        guard overwriteEdits || unchangedSinceImport || unchangedSinceExport else {
+            summary.keptEdits.append(existing.path)
             return
         }
         _ = try writer.update(item, basedOn: existing.version, source: file.bytes)

@@ -118,10 +118,12 @@ extension MarkdownCodec {
     }
 }
 
-/// File names from titles: NFC, no `/`, NUL or control characters, no leading dot, at most
-/// ``maximumNameBytes`` with `.md`, stable across renders.
+/// File names from titles: NFC, no `/`, NUL or control characters, none of the characters that
+/// break Obsidian links (`# ^ [ ] |`) or other systems' names (`\ : * ? " < >`), no leading dot,
+/// at most ``maximumNameBytes`` with `.md`, stable across renders.
 ///
-/// `/` becomes `-` (so `AC/DC` stays readable as `AC-DC`); NUL, tabs, line breaks and other
+/// `/` becomes `-` (so `AC/DC` stays readable as `AC-DC`), `: ` becomes ` - `, brackets become
+/// parentheses, `#` `^` `*` `?` go (`Dune (Dune, #1)` → `Dune (Dune, 1)`); NUL, tabs, line breaks and other
 /// control characters become spaces. Spaces at either end and leading dots are dropped (a name
 /// starting with `.` would be hidden); a title with nothing left is `Untitled`. Longer names are
 /// cut at a character boundary, leaving room for `.md` and any ` (2)` suffix.
@@ -139,6 +141,15 @@ public enum FileNaming {
             stem += " - " + author
         }
         return FileNameStem.fitted(stem, suffix: "") + FileNameStem.fileExtension
+    }
+
+    /// The name an existing item file `name` (`….md`) gets when asked to (`shelf rename
+    /// --safe-names`): its stem with the characters that break links replaced as in
+    /// ``fileName(for:)``. Equal to `name` when it is safe already.
+    public static func safeName(of name: String) -> String {
+        guard let stem = FileNameStem.withoutExtension(name) else { return name }
+        let safe = FileNameStem.sanitized(stem)
+        return FileNameStem.fitted(safe.isEmpty ? FileNameStem.untitled : safe, suffix: "") + FileNameStem.fileExtension
     }
 
     /// `name`, or the first of `name (2).md`, `name (3).md`, … for which `isTaken` is false.

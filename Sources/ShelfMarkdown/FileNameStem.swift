@@ -5,21 +5,39 @@ enum FileNameStem {
     static let fileExtension = ".md"
     static let untitled = "Untitled"
 
-    /// `text` as a name part: NFC, `/` → `-`, control characters → space, no spaces at the ends,
-    /// no leading dots. May be empty.
+    /// `text` as a name part: NFC, control characters → space, `/` and the characters that
+    /// break Obsidian links or other systems' names replaced (``linkSafe(_:next:)``), no spaces
+    /// at the ends, no leading dots. May be empty.
     static func sanitized(_ text: String) -> String {
         var scalars = String.UnicodeScalarView()
-        for scalar in text.precomposedStringWithCanonicalMapping.unicodeScalars {
-            if scalar == "/" {
-                scalars.append("-")
-            } else if scalar.properties.generalCategory == .control {
+        let source = Array(text.precomposedStringWithCanonicalMapping.unicodeScalars)
+        for (offset, scalar) in source.enumerated() {
+            if scalar.properties.generalCategory == .control {
                 scalars.append(" ")
             } else {
-                scalars.append(scalar)
+                scalars.append(contentsOf: linkSafe(scalar, next: offset + 1 < source.count ? source[offset + 1] : nil).unicodeScalars)
             }
         }
-        let withoutLeading = scalars.drop { $0 == "." || $0.properties.isWhitespace }
+        // NFC again: a dropped `#` may bring a combining mark next to a letter it composes with.
+        let composed = String(scalars).precomposedStringWithCanonicalMapping.unicodeScalars
+        let withoutLeading = composed.drop { $0 == "." || $0.properties.isWhitespace }
         return String(String.UnicodeScalarView(withoutLeading.reversed().drop(while: \.properties.isWhitespace).reversed()))
+    }
+
+    /// What `scalar` becomes in a name. Obsidian cuts a link target at `#`, `^` and `|` and
+    /// refuses `[`, `]` in names; Windows and macOS refuse `\ : * ? " < >`. Each becomes what
+    /// keeps the title readable: `Dune (Dune, #1)` → `Dune (Dune, 1)`, `AC/DC: Live` →
+    /// `AC-DC - Live`, `[Draft]` → `(Draft)`.
+    static func linkSafe(_ scalar: Unicode.Scalar, next: Unicode.Scalar?) -> String {
+        switch scalar {
+        case "/", "\\", "|": "-"
+        case ":": next?.properties.isWhitespace == true ? " -" : "-"
+        case "[", "<": "("
+        case "]", ">": ")"
+        case "\"": "'"
+        case "#", "^", "*", "?": ""
+        default: String(scalar)
+        }
     }
 
     /// `stem` cut at a character boundary so that `stem + suffix + ".md"` fits the name limit, with

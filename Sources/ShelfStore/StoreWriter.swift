@@ -60,6 +60,8 @@ public struct StoreWriter {
 
     public func record(id: ItemID) throws -> ItemRecord? { try queries.liveRecord(id: id) }
     public func record(atPath path: String) throws -> ItemRecord? { try queries.liveRecord(atPath: path) }
+    /// How the current version of item `id` came to be (nil when no origin was recorded).
+    public func currentOrigin(of id: ItemID) throws -> ChangeOrigin? { try ItemHistory.currentOrigin(of: id, in: db) }
     /// An item's file bytes and their version (see `LibraryStore.file(id:)`), without decoding.
     public func file(id: ItemID) throws -> (version: Int64, content: Data)? { try queries.file(id: id) }
     /// The bytes item `id`'s file showed at `version`; nil if that version is no longer kept.

@@ -20,7 +20,7 @@ struct ShelfCommand: ParsableCommand {
             InitCommand.self, MountCommand.self, UnmountCommand.self, ImportCommand.self,
             ExportCommand.self, ListCommand.self, ShowCommand.self, SearchCommand.self,
             StatusCommand.self, TrashCommand.self, HistoryCommand.self, RestoreCommand.self, CloudCommand.self, SyncCommand.self, DownloadCommand.self, PinCommand.self, UnpinCommand.self,
-            EvictCommand.self, WatchCommand.self,
+            EvictCommand.self, WatchCommand.self, RenameCommand.self,
         ]
     )
 

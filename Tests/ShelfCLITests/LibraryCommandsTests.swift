@@ -177,4 +177,18 @@ import Testing
         #expect(json.stdout.contains("\"drafts\""))
         #expect(json.stdout.contains("not a whole number"))
     }
+
+    @Test func namesAreLinkSafeAndOldNamesMoveOnlyOnRequest() throws {
+        let cli = try ShelfCLI()
+        try cli.run("init", cli.library.path)
+        let csv = cli.scratch.appendingPathComponent("series.csv")
+        try Data("Title,Author\n\"Dune (Dune, #1)\",Frank Herbert\n".utf8).write(to: csv)
+        #expect(try cli.run("import", csv.path).status == 0)
+        #expect(try cli.run("show", "Books/Dune (Dune, 1) - Frank Herbert.md").status == 0, "a new name is a valid link target")
+
+        let bare = try cli.run("rename")
+        #expect(bare.status != 0 && bare.stderr.contains("shelf rename --safe-names"), "one line saying what to write: \(bare)")
+        let nothing = try cli.run("rename", "--safe-names")
+        #expect(nothing.status == 0 && nothing.stdout.contains("already a valid link target"), "\(nothing)")
+    }
 }

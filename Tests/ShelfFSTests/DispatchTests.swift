@@ -49,13 +49,26 @@ import ShelfStore
         try fs.lookup(parent: try self.folder(folder), name: name).attributes.inode.rawValue
     }
 
-    @Test func listingMergesItemsPlainFilesAndStatus() throws {
+    @Test func listingMergesItemsAndPlainFilesAndHidesStatus() throws {
         _ = try writeFile("Notes", "picture.png", "png")
         let names = try fs.list(root).map(\.name)
-        #expect(names == [".shelf", "Books", "Notes"])
+        #expect(names == ["Books", "Notes"], "/.shelf/ is reachable by its path but not listed")
         #expect(try fs.list(try folder("Notes")).map(\.name) == ["Plan.md", "picture.png"])
         #expect(try fs.list(try folder(".shelf")).map(\.name) == StatusFolder.fileNames)
         #expect(try fs.lookup(parent: root, name: "missing").isNegative)
+    }
+
+    @Test func aRenamedPlainFileKeepsItsInodeAndReplacesTheTarget() throws {
+        let objects = try fs.makeDirectory(parent: root, name: "objects", mode: 0o755).attributes.inode.rawValue
+        let temp = try writeFile("objects", "tmp_obj", "blob")
+        let replaced = try writeFile("objects", "old", "old")
+        try fs.rename(parent: objects, name: "tmp_obj", newParent: objects, newName: "old", flags: [])
+        #expect(try fs.lookup(parent: objects, name: "tmp_obj").isNegative)
+        let moved = try fs.lookup(parent: objects, name: "old").attributes.inode.rawValue
+        #expect(moved == temp, "the file keeps its inode under its new name")
+        #expect(moved != replaced)
+        #expect(try readFile(moved) == "blob")
+        #expect(try fs.list(objects).map(\.name) == ["old"])
     }
 
     @Test func statSizeIsTheStoredSizeWithoutReading() throws {

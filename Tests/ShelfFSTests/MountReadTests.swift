@@ -13,7 +13,8 @@ import ShelfStore
         let note = try library.addNote()
         try library.withMount { mount in
             let listing = try mount.sh("ls -a . Books Notes")
-            #expect(listing.contains(".shelf"))
+            #expect(!listing.contains(".shelf"), "the status folder is not listed")
+            #expect(try mount.sh("ls .shelf").contains("status.json"), "but it is reachable by its path")
             #expect(listing.contains((book.path as NSString).lastPathComponent))
             #expect(listing.contains((note.path as NSString).lastPathComponent))
             #expect(try mount.text(book.path) == book.text)

@@ -15,8 +15,11 @@ import Testing
     }
 
     @Test func unsafeCharactersAreReplaced() {
-        #expect(FileNaming.fileName(for: book("AC/DC: Live\n2024\u{0}")) == "AC-DC: Live 2024.md")
+        #expect(FileNaming.fileName(for: book("AC/DC: Live\n2024\u{0}")) == "AC-DC - Live 2024.md")
         #expect(FileNaming.fileName(for: book("..hidden")) == "hidden.md")
+        #expect(FileNaming.fileName(for: book("Dune (Dune, #1)", author: "Frank Herbert")) == "Dune (Dune, 1) - Frank Herbert.md")
+        #expect(FileNaming.fileName(for: book("[Draft] a|b ^x", author: "C:\\D")) == "(Draft) a-b x - C--D.md")
+        #expect(FileNaming.fileName(for: book("Why? <Really> \"so\" *now*")) == "Why (Really) 'so' now.md")
         #expect(FileNaming.fileName(for: book(" . ")) == "Untitled.md")
         #expect(FileNaming.fileName(for: book("", author: "Anon")) == "Untitled - Anon.md")
         #expect(FileNaming.fileName(for: book("Cafe\u{301}")) == "Caf\u{E9}.md")
@@ -59,12 +62,15 @@ import Testing
             #expect(name.utf8.count <= FileNaming.maximumNameBytes && name.utf8.count > 3 && name.utf8.reversed().starts(with: "dm.".utf8))
             #expect(name.utf8.first != UInt8(ascii: ".") && !name.utf8.contains(UInt8(ascii: "/")))
             #expect(!name.unicodeScalars.contains { $0.properties.generalCategory == .control })
+            #expect(!name.unicodeScalars.contains { Self.obsidianUnsafe.contains($0) }, "a valid Obsidian link target on every system")
             #expect(Array(name.utf8) == Array(name.precomposedStringWithCanonicalMapping.utf8))
             let unique = FileNaming.uniqued(name) { $0 == name }
             #expect(unique != name && unique.utf8.count <= FileNaming.maximumNameBytes && unique.utf8.reversed().starts(with: "dm.)2( ".utf8))
             #expect(FileNaming.title(fromFileName: name) + ".md" == name)
         }
     }
+
+    private static let obsidianUnsafe: Set<Unicode.Scalar> = ["#", "^", "[", "]", "|", "\\", ":", "*", "?", "\"", "<", ">"]
 
     /// Hostile titles, some far longer than a file name, and authors.
     private static func titleAndAuthor<R: RandomNumberGenerator>(_ rng: inout R) -> (String, String?) {

@@ -101,3 +101,27 @@ struct MoveTests {
         #expect(try library.store.record(id: record.item.id) == record)
     }
 }
+
+@Suite("Renaming to link-safe names")
+struct SafeNameTests {
+    @Test func onlyOnRequestUnsafeNamesMoveAndLinksFollow() throws {
+        let library = try TestLibrary()
+        let old = "Books/Dune (Dune, #1) - Frank Herbert.md"
+        let book = try library.store.insert(.book(Sample.book("Dune (Dune, #1)")), path: old)
+        let link = "See [[Dune (Dune, #1) - Frank Herbert]] and [[Dune (Dune, #1) - Frank Herbert|Dune]].\n"
+        let note = try library.store.insert(.note(Sample.note("Links", content: link)))
+        let safe = try library.store.insert(.note(Sample.note("Plain")))
+
+        let planned = try library.store.write { try $0.renameToSafeNames(dryRun: true) }
+        let expected = SafeRename(from: old, to: "Books/Dune (Dune, 1) - Frank Herbert.md", rewrittenLinks: [note.path])
+        #expect(planned == [expected])
+        #expect(try library.store.record(id: book.item.id)?.path == old, "a dry run moves nothing")
+
+        #expect(try library.store.write { try $0.renameToSafeNames(dryRun: false) } == [expected])
+        #expect(try library.store.record(id: book.item.id)?.path == expected.to, "the same item, at its safe name")
+        let rewritten = try #require(try library.store.record(id: note.item.id))
+        #expect(String(decoding: rewritten.content, as: UTF8.self).contains("[[Dune (Dune, 1) - Frank Herbert]] and [[Dune (Dune, 1) - Frank Herbert|Dune]]"))
+        #expect(try library.store.record(id: safe.item.id)?.path == safe.path, "safe names stay")
+        #expect(try library.store.write { try $0.renameToSafeNames(dryRun: false) }.isEmpty, "a second run has nothing to do")
+    }
+}

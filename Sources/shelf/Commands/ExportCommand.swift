@@ -5,9 +5,9 @@ import ShelfImport
 struct ExportCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "export",
-        abstract: "Write the library as the Markdown tree the mount shows.",
+        abstract: "Write the whole tree the mount shows: the items' Markdown and every other file (.obsidian/, attachments, .git/).",
         discussion: """
-            Files are written atomically (temp file, fsync, rename); unchanged files are not \
+            `shelf import DIR` into an empty library restores it. Files are written atomically (temp file, fsync, rename); unchanged files are not \
             touched; files of items deleted since the last export are removed, and nothing else in DIR. \
             Items not downloaded yet are downloaded first.
             """)

@@ -7,7 +7,10 @@ struct ImportCommand: ParsableCommand {
         commandName: "import",
         abstract: "Import a Goodreads, StoryGraph or Notion export, any CSV, Kindle clippings, a Kobo's database, KOReader sidecars, a Readwise export, or a folder of Markdown files.",
         discussion: """
-            Importing the same file again updates in place and never duplicates. Rows that cannot \
+            Importing the same file again updates in place and never duplicates; a folder of \
+            Markdown files never replaces what was edited in Shelf since its last import \
+            (--overwrite-edits does), and importing a `shelf export` folder into an empty \
+            library restores the whole tree, plain files included. Rows that cannot \
             be read are reported with their line number and skipped; the others are imported. \
             Every non-empty column ends up in a field or a kept frontmatter property. Highlights \
             join the books already in the library (by ISBN, then title and author), each once.
@@ -25,9 +28,12 @@ struct ImportCommand: ParsableCommand {
             help: ArgumentHelp("Read column COLUMN into FIELD (title, author, isbn, status, current_page, total_pages, rating, date_added, date_finished, tags, source_id, or any other name for a kept property). Repeatable.", valueName: "COLUMN=FIELD"))
     var mappings: [String] = []
 
+    @Flag(help: "For a folder of Markdown files: replace items edited in Shelf since the folder's version was imported or exported (by default those edits are kept and listed).")
+    var overwriteEdits = false
+
     func run() throws {
         let importer = try Importer(format: format.map(ImportFormat.init(argument:)),
-                                    columnMap: ColumnMap(arguments: mappings))
+                                    columnMap: ColumnMap(arguments: mappings), overwriteEdits: overwriteEdits)
         let store = try library.open()
         let progress = TerminalProgress(label: "Importing")
         let summary = try importer.importFile(URL(fileURLWithPath: file), into: store) { progress.show($0.done, of: $0.total) }

@@ -1,0 +1,97 @@
+import Foundation
+import Glibc
+import ShelfStore
+
+/// Everything a library's mount shows that is not an item: user folders, `.obsidian/`,
+/// `.git/`, attachments, a `.gitignore` — the plain-file area, as `shelf export` copies it out
+/// and `shelf import` of an export copies it back, so an export is a backup of the whole tree.
+enum PlainTree {
+    enum Kind: Equatable {
+        case folder
+        case file
+        case symlink(target: String)
+        /// A FIFO, socket or device: not copied.
+        case other
+    }
+
+    struct Entry {
+        /// Relative to the tree's root.
+        var path: String
+        var kind: Kind
+    }
+
+    /// Whether `path` names an item file (`Books/…/x.md`, `Notes/x.md`) rather than a plain one.
+    static func isItemPath(_ path: String) -> Bool {
+        let name = (path as NSString).lastPathComponent
+        let folder = (path as NSString).deletingLastPathComponent
+        return ItemPath.isItemFileName(name) && ItemPath.itemKind(ofFolder: folder) != nil
+    }
+
+    /// Every plain entry under `root`, each folder before what it holds: not item files, not
+    /// Shelf's own half-written files, not the names in `excludedAtRoot`.
+    static func entries(under root: URL, excludedAtRoot: Set<String>) -> [Entry] {
+        var entries: [Entry] = []
+        var waiting = [""]
+        while let folder = waiting.popLast() {
+            let names = (try? FileManager.default.contentsOfDirectory(atPath: root.path + "/" + folder)) ?? []
+            for name in names.sorted() {
+                let path = folder.isEmpty ? name : folder + "/" + name
+                if name.hasPrefix(AtomicFile.temporaryPrefix) || (folder.isEmpty && excludedAtRoot.contains(name))
+                    || isItemPath(path) { continue }
+                let kind = kind(at: root.path + "/" + path)
+                entries.append(Entry(path: path, kind: kind))
+                if kind == .folder { waiting.append(path) }
+            }
+        }
+        return entries
+    }
+
+    /// What is at `path` (not following a symlink), or nil if nothing is.
+    static func kind(at path: String) -> Kind {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return .other }
+        switch info.st_mode & S_IFMT {
+        case S_IFDIR: return .folder
+        case S_IFREG: return .file
+        case S_IFLNK: return .symlink(target: (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "")
+        default: return .other
+        }
+    }
+
+    /// The file's mode bits and modification time, which a copy keeps.
+    static func modeAndTime(of path: String) -> (mode: mode_t, modified: timespec)? {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return nil }
+        return (info.st_mode & 0o7777, info.st_mtim)
+    }
+
+    /// Gives the file at `path` `mode`, and `modified` as its modification and access time.
+    static func apply(mode: mode_t, modified: timespec, to path: String) throws(SystemCallError) {
+        guard chmod(path, mode) == 0 else { throw SystemCallError("chmod \((path as NSString).lastPathComponent)") }
+        let times = [modified, modified]
+        guard utimensat(AT_FDCWD, path, times, 0) == 0 else {
+            throw SystemCallError("set times of \((path as NSString).lastPathComponent)")
+        }
+    }
+
+    /// Makes `path` a symlink to `target`, replacing whatever file or symlink is there.
+    static func placeSymlink(to target: String, at path: String) throws(SystemCallError) {
+        let temporary = (path as NSString).deletingLastPathComponent + "/" + AtomicFile.temporaryName()
+        guard symlink(target, temporary) == 0 else { throw SystemCallError("symlink \((path as NSString).lastPathComponent)") }
+        try AtomicFile.publish(temporary, as: path)
+    }
+
+    /// A fingerprint of what is at `path` (a file's bytes, a symlink's target), for the export
+    /// manifest; nil when there is nothing or a folder.
+    static func fingerprint(at path: String) -> String? {
+        switch kind(at: path) {
+        case .file: FileManager.default.contents(atPath: path).map(fingerprint(of:))
+        case .symlink(let target): "symlink:" + fingerprint(of: Data(target.utf8))
+        case .folder, .other: nil
+        }
+    }
+
+    static func fingerprint(of data: Data) -> String {
+        String(StableHash.fnv1a64(data), radix: 16) + "-\(data.count)"
+    }
+}
