@@ -6,12 +6,20 @@ import Synchronization
 /// save decides which item they are.
 final class NewItemFiles: Sendable {
     private let paths = Mutex<[UUID: MountPath]>([:])
+    /// The mode bits each was created with, which its item takes on.
+    private let modes = Mutex<[UUID: UInt32]>([:])
 
-    /// Names a new file at `path`; returns its placeholder identity.
-    func add(at path: MountPath) -> UUID {
+    /// Names a new file at `path`, created with mode bits `permissions`; returns its
+    /// placeholder identity.
+    func add(at path: MountPath, permissions: UInt32) -> UUID {
         let pending = UUID()
         paths.withLock { $0[pending] = path }
+        modes.withLock { $0[pending] = permissions }
         return pending
+    }
+
+    func permissions(of pending: UUID) -> UInt32? {
+        modes.withLock { $0[pending] }
     }
 
     func path(of pending: UUID) -> MountPath? {
@@ -31,6 +39,7 @@ final class NewItemFiles: Sendable {
     /// The file was saved (it is an item now) or removed.
     func remove(_ pending: UUID) {
         paths.withLock { $0[pending] = nil }
+        modes.withLock { $0[pending] = nil }
     }
 
     /// The names of the new files directly in `folder`.

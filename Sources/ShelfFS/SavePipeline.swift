@@ -222,7 +222,12 @@ final class SavePipeline: Sendable {
                 logger.debug("inode \(inode) was removed before its first save; its writes are dropped")
                 return ItemBuffer.Saved(version: 0, nextTarget: nil)
             }
-            let outcome = try committer.commit(unsaved.bytes, at: path, into: .new(at: path), modified: unsaved.modified)
+            var outcome = try committer.commit(unsaved.bytes, at: path, into: .new(at: path), modified: unsaved.modified)
+            // The mode it was created with (`open(O_CREAT, 0600)`).
+            if let mode = newItemFiles.permissions(of: pending), mode != outcome.record.permissions {
+                let id = outcome.record.item.id
+                outcome.record = try store.write { try $0.setFileTimes(id: id, modified: nil, permissions: mode) }
+            }
             newItemFiles.remove(pending)
             inodes.rekey(inode, to: .item(outcome.record.item.id))
             return saved(outcome, by: inode)

@@ -14,6 +14,10 @@ extension ShelfFileSystem {
         guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
         switch key {
         case .plain(let path):
+            if let unlinked = descriptors.unlinked(inode) {
+                try changeUnlinkedFile(unlinked.fd, changes: changes)
+                break
+            }
             if let permissions = changes.permissions { try plain.changeMode(path, to: mode_t(permissions)) }
             if changes.uid != nil || changes.gid != nil {
                 try plain.changeOwner(path, uid: changes.uid ?? UInt32.max, gid: changes.gid ?? UInt32.max)
@@ -28,13 +32,18 @@ extension ShelfFileSystem {
                                    modification: changes.modificationTime.map { timespec($0.resolved) })
             }
         case .item, .newItemFile:
+            // Items belong to the mount's owner: `chown` to anyone else is refused, not ignored.
+            if changes.uid.map({ $0 != FileAttributes.processUID }) == true
+                || changes.gid.map({ $0 != FileAttributes.processGID }) == true {
+                throw Errno.notPermitted
+            }
             // A size change truncates or extends what the file shows, saved like a write.
             if let size = changes.size {
                 if let id = placeholder(inode) { try downloadNow(id) }
                 try saves.apply(.resize(Int(size)), to: inode, key: key)
             }
             // Mode bits and the modification time are the item's (rsync -a, cp -p, tar keep
-            // them). Owner and access time are the mount's: changing them succeeds and does nothing.
+            // them). The access time shown is the modification time: setting it does nothing.
             if changes.permissions != nil || changes.modificationTime != nil {
                 try setItemFileTimes(inode, modified: changes.modificationTime?.resolved.date,
                                      permissions: changes.permissions.map { UInt32($0 & 0o7777) })
@@ -43,6 +52,21 @@ extension ShelfFileSystem {
             throw Errno.accessDenied
         }
         return try cachedAttributes(of: inode)
+    }
+
+    /// `setattr` of a plain file unlinked while open: through its descriptor, as its path is
+    /// gone (or names another file).
+    private func changeUnlinkedFile(_ fd: Int32, changes: AttributeChanges) throws {
+        if let permissions = changes.permissions, fchmod(fd, mode_t(permissions)) != 0 { throw Errno.current }
+        if changes.uid != nil || changes.gid != nil,
+           fchown(fd, changes.uid ?? UInt32.max, changes.gid ?? UInt32.max) != 0 { throw Errno.current }
+        if let size = changes.size, ftruncate(fd, off_t(size)) != 0 { throw Errno.current }
+        if changes.accessTime != nil || changes.modificationTime != nil {
+            let omit = timespec(tv_sec: 0, tv_nsec: LinuxCalls.timeOmit)
+            let times = [changes.accessTime.map { timespec($0.resolved) } ?? omit,
+                         changes.modificationTime.map { timespec($0.resolved) } ?? omit]
+            guard futimens(fd, times) == 0 else { throw Errno.current }
+        }
     }
 
     /// Sets an item's modification time and mode bits, after its pending writes (a time set

@@ -184,17 +184,25 @@ final class ShelfFileSystem: Sendable {
     func attributes(of key: NodeKey, inode: UInt64) throws -> FileAttributes {
         switch key {
         case .plain(let path):
+            if let unlinked = descriptors.unlinked(inode) {
+                var info = stat()
+                guard fstat(unlinked.fd, &info) == 0 else { throw Errno.current }
+                return FileAttributes(info, inode: Inode(inode))
+            }
             return FileAttributes(try plain.status(path), inode: Inode(inode))
         case .item(let id):
             let shape = try itemShape(id, inode: inode)
             var attributes = Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
                                                  permissions: shape.permissions)
             attributes.isOnlineOnly = placeholder(inode) != nil
+            // Deleted, or replaced by a rename, while a program still has it open.
+            if index.summary(id: id) == nil || inodes.existingInode(for: key) != inode { attributes.linkCount = 0 }
             return attributes
-        case .newItemFile:
+        case .newItemFile(let pending):
             if let shape = saves.buffers.buffer(of: inode)?.shape {
                 return Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
-                                           permissions: shape.permissions ?? ItemRecord.defaultPermissions)
+                                           permissions: shape.permissions ?? newItemFiles.permissions(of: pending)
+                                               ?? ItemRecord.defaultPermissions)
             }
             // Its first save made it an item meanwhile (and then let go of its buffer).
             if let current = inodes.key(of: inode), case .item = current { return try attributes(of: current, inode: inode) }
@@ -249,16 +257,28 @@ final class ShelfFileSystem: Sendable {
 
     /// The kernel entry for `key`, which gives the kernel one more lookup of its inode.
     func entry(for key: NodeKey) throws -> Entry {
-        let node = inodes.nodes(for: [key])[0]
-        let attributes = try attributes(of: key, inode: node.inode)
+        var node = inodes.nodes(for: [key])[0]
+        var attributes = try attributes(of: key, inode: node.inode)
+        node = sharedNode(node, key: key, attributes: &attributes)
         sent([node])
         let timeout = timeout(for: key)
         return Entry(attributes: attributes, attributeTimeout: timeout, entryTimeout: timeout)
     }
 
+    /// The node every name of a hard-linked plain file shares (see ``InodeTable``), for an
+    /// entry of `key` about to be sent with `attributes` (which then carry its number).
+    private func sharedNode(_ node: InodeTable.Node, key: NodeKey, attributes: inout FileAttributes) -> InodeTable.Node {
+        guard case .plain(let path) = key, attributes.linkCount > 1, attributes.kind == .regular,
+              let info = try? plain.status(path) else { return node }
+        let shared = inodes.node(for: path, sharing: UInt64(info.st_ino))
+        attributes.inode = Inode(shared.inode)
+        return shared
+    }
+
     // MARK: Lookup and listing
 
     func lookup(parent: UInt64, name: String) throws -> Entry {
+        guard name.utf8.count <= Self.nameMax else { throw Errno.nameTooLong }
         let path = try folderPath(parent).appending(name)
         guard let key = resolve(path) else { return .negative(timeout: Self.negativeTimeout) }
         return try entry(for: key)
@@ -320,8 +340,9 @@ final class ShelfFileSystem: Sendable {
 
     /// One name of a `readdirplus` batch.
     enum ListingEntry {
-        /// The name with its entry and attributes: one more lookup of its inode for the kernel.
-        case full(Entry)
+        /// The name with its entry and attributes: one more lookup of its inode (`node`) for
+        /// the kernel.
+        case full(Entry, InodeTable.Node)
         /// The name alone: the kernel already holds the item's entry, fresh.
         case nameOnly
         /// The name went away since the listing was made.
@@ -349,11 +370,12 @@ final class ShelfFileSystem: Sendable {
                                                      permissions: shape.permissions)
                 attributes.isOnlineOnly = shape.isPlaceholder
                 return .full(Entry(attributes: attributes, attributeTimeout: Self.cacheTimeout,
-                                   entryTimeout: Self.cacheTimeout))
+                                   entryTimeout: Self.cacheTimeout), listed.node)
             }
-            guard let attributes = try? attributes(of: listed.key, inode: listed.inode) else { return .gone }
+            guard var attributes = try? attributes(of: listed.key, inode: listed.inode) else { return .gone }
+            let node = sharedNode(listed.node, key: listed.key, attributes: &attributes)
             let timeout = timeout(for: listed.key)
-            return .full(Entry(attributes: attributes, attributeTimeout: timeout, entryTimeout: timeout))
+            return .full(Entry(attributes: attributes, attributeTimeout: timeout, entryTimeout: timeout), node)
         }
     }
 
@@ -397,7 +419,8 @@ extension FileAttributes {
         func time(_ spec: timespec) -> FileTime { FileTime(seconds: Int64(spec.tv_sec), nanoseconds: Int32(spec.tv_nsec)) }
         self.init(inode: inode, kind: FileKind(mode: info.st_mode) ?? .regular, permissions: info.st_mode & 0o7777,
                   size: UInt64(info.st_size), linkCount: UInt32(info.st_nlink), uid: info.st_uid, gid: info.st_gid,
-                  accessTime: time(info.st_atim), modificationTime: time(info.st_mtim), changeTime: time(info.st_ctim))
+                  accessTime: time(info.st_atim), modificationTime: time(info.st_mtim), changeTime: time(info.st_ctim),
+                  deviceNumber: UInt64(info.st_rdev))
     }
 }
 
