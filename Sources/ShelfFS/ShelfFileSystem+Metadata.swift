@@ -43,10 +43,13 @@ extension ShelfFileSystem {
                 try saves.apply(.resize(Int(size)), to: inode, key: key)
             }
             // Mode bits and the modification time are the item's (rsync -a, cp -p, tar keep
-            // them). The access time shown is the modification time: setting it does nothing.
+            // them); the access time is kept apart while the mount runs (``ItemAccessTimes``).
             if changes.permissions != nil || changes.modificationTime != nil {
                 try setItemFileTimes(inode, modified: changes.modificationTime?.resolved.date,
                                      permissions: changes.permissions.map { UInt32($0 & 0o7777) })
+            }
+            if let accessed = changes.accessTime, case .item(let id)? = inodes.key(of: inode) {
+                accessTimes.set(accessed.resolved, of: id)
             }
         case .status:
             throw Errno.accessDenied

@@ -46,7 +46,7 @@ import Synchronization
 ///    transaction (``busyItems()``). Debug builds assert both.
 /// 4. Short locks, each a leaf held for memory work only and never while waiting for anything:
 ///    a buffer's state, the buffer table, item index, inode table, descriptors, served
-///    versions, recent saves, the kernel cache's queue.
+///    versions, recent saves, items' access times, the kernel cache's queue.
 ///
 /// Reads, writes and saves of existing items never take `namespaceLock`, so readers and
 /// writers of different files never queue behind one another; a namespace change saves the
@@ -71,6 +71,7 @@ final class ShelfFileSystem: Sendable {
     let plain: PlainFileArea
     let folders: ItemFolders
     let newItemFiles = NewItemFiles()
+    let accessTimes = ItemAccessTimes()
     let listings: FolderListings
     let saves: SavePipeline
     let statusFolder: StatusFolder
@@ -195,6 +196,7 @@ final class ShelfFileSystem: Sendable {
             var attributes = Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
                                                  permissions: shape.permissions)
             attributes.isOnlineOnly = placeholder(inode) != nil
+            if let accessed = accessTimes.time(of: id) { attributes.accessTime = accessed }
             // Deleted, or replaced by a rename, while a program still has it open.
             if index.summary(id: id) == nil || inodes.existingInode(for: key) != inode { attributes.linkCount = 0 }
             return attributes
@@ -369,6 +371,7 @@ final class ShelfFileSystem: Sendable {
                 var attributes = Self.fileAttributes(listed.inode, size: shape.size, modified: FileTime(shape.modified),
                                                      permissions: shape.permissions)
                 attributes.isOnlineOnly = shape.isPlaceholder
+                if let id = listed.slot?.id, let accessed = accessTimes.time(of: id) { attributes.accessTime = accessed }
                 return .full(Entry(attributes: attributes, attributeTimeout: Self.cacheTimeout,
                                    entryTimeout: Self.cacheTimeout), listed.node)
             }

@@ -156,6 +156,11 @@ import ShelfStore
             let folder = try mount.shell("mkdir Notes/folder.md")
             #expect(!folder.succeeded && folder.stderr.contains("Operation not permitted"), "\(folder)")
 
+            try mount.sh("TZ=UTC touch -a -d '2001-01-01 00:00:01' \(item) && TZ=UTC touch -m -d '2002-02-02 00:00:02' \(item)")
+            #expect(try mount.sh("stat -c '%X %Y' \(item)") == "978307201 1012608002\n", "access and modification times apart")
+            try mount.sh("ls -l Notes >/dev/null")
+            #expect(try mount.sh("stat -c '%X %Y' \(item)") == "978307201 1012608002\n", "a listing shows them apart too")
+
             try mount.sh("mknod device c 1 7 && mknod block b 7 200")
             #expect(try mount.sh("stat -c '%F %t %T' device block") == "character special file 1 7\nblock special file 7 c8\n")
         }
