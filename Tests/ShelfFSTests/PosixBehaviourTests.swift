@@ -87,8 +87,8 @@ import ShelfStore
             #expect(try mount.sh("ls Notes") == "\(MountPath(note.path).name)\n")
         }
         try library.withMount { mount in
-            #expect(try mount.sh("stat -c '%i %h' attachments/sub/b copy/sub/b | uniq -c | awk '{print $1, $3}'") == "2 2\n",
-                    "after a remount the two names are still one inode")
+            let names = try mount.sh("stat -c '%i %h' attachments/sub/b copy/sub/b | uniq -c | awk '{print $1, $3}'")
+            #expect(names == "2 2\n", "after a remount the two names are still one inode")
         }
     }
 
@@ -121,7 +121,8 @@ import ShelfStore
             #expect(try mount.sh("stat -c %a Notes/Private.md") == "600\n")
         }
         try library.withMount { mount in
-            #expect(try mount.sh("stat -c %a Notes/Private.md open") == "600\n777\n", "kept across a remount")
+            let modes = try mount.sh("stat -c %a Notes/Private.md open")
+            #expect(modes == "600\n777\n", "kept across a remount")
         }
     }
 
