@@ -32,11 +32,7 @@ extension ShelfFileSystem {
                                    modification: changes.modificationTime.map { timespec($0.resolved) })
             }
         case .item, .newItemFile:
-            // Items belong to the mount's owner: `chown` to anyone else is refused, not ignored.
-            if changes.uid.map({ $0 != FileAttributes.processUID }) == true
-                || changes.gid.map({ $0 != FileAttributes.processGID }) == true {
-                throw Errno.notPermitted
-            }
+            if changes.uid != nil || changes.gid != nil { try changeItemOwner(inode, uid: changes.uid, gid: changes.gid) }
             // A size change truncates or extends what the file shows, saved like a write.
             if let size = changes.size {
                 if let id = placeholder(inode) { try downloadNow(id) }
@@ -70,6 +66,20 @@ extension ShelfFileSystem {
                          changes.modificationTime.map { timespec($0.resolved) } ?? omit]
             guard futimens(fd, times) == 0 else { throw Errno.current }
         }
+    }
+
+    /// `chown` of an item: stored (``FileOwner``) and shown. Only a mount run by root may give
+    /// files away, as for plain files; otherwise a change of owner is `EPERM`, never ignored.
+    private func changeItemOwner(_ inode: UInt64, uid: UInt32?, gid: UInt32?) throws {
+        guard case .item(let id) = try keyWithWritesSaved(inode) else { throw Errno.noEntry }
+        let mountOwner = FileOwner(uid: FileAttributes.processUID, gid: FileAttributes.processGID)
+        let current = owners.owner(of: id) ?? mountOwner
+        let changed = FileOwner(uid: uid ?? current.uid, gid: gid ?? current.gid)
+        guard changed != current else { return }
+        guard FileAttributes.processUID == 0 else { throw Errno.notPermitted }
+        let stored = changed == mountOwner ? nil : changed
+        try store.write { try $0.setOwner(stored, of: id) }
+        owners.set(stored, of: id)
     }
 
     /// Sets an item's modification time and mode bits, after its pending writes (a time set

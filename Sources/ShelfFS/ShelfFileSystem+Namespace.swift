@@ -28,18 +28,13 @@ extension ShelfFileSystem {
 
     // MARK: Creating
 
-    /// Who creates a file, when the mount lets other users in: it becomes theirs, as on a
-    /// disk filesystem (where this process may give it away; otherwise it stays the mount
-    /// owner's). Items always belong to the mount's owner.
-    struct Creator {
-        var uid: UInt32
-        var gid: UInt32
-    }
 
     /// `open(O_CREAT)` of a name the kernel did not know. The file's later reads and writes
     /// arrive by inode, like every other file's; its writer's close is seen by the close watcher
     /// (once opens are stateless the kernel sends no `release` for created files either).
-    func create(parent: UInt64, name: String, mode: UInt32, flags: OpenFlags, creator: Creator? = nil) throws -> CreatedFile {
+    /// `creator`: another user creating the file through a mount others may use, whose file it
+    /// becomes (as on a disk filesystem); nil: the mount owner's.
+    func create(parent: UInt64, name: String, mode: UInt32, flags: OpenFlags, creator: FileOwner? = nil) throws -> CreatedFile {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             if let existing = resolve(path) {
@@ -53,57 +48,58 @@ extension ShelfFileSystem {
             if PathRules.isItemPath(path) {
                 // Not an item until its first save decides which one (its `id:` may name a
                 // trashed item coming back).
-                let pending = newItemFiles.add(at: path, permissions: mode & 0o7777)
+                let pending = newItemFiles.add(at: path, .init(permissions: mode & 0o7777, owner: creator))
                 try saves.startNewFile(inodes.inode(for: .newItemFile(pending)), at: path)
                 return CreatedFile(entry: try entry(for: .newItemFile(pending)), file: OpenedFile())
             }
             // Opened read-write whatever the mode: the creator may write a file it makes read-only.
             let descriptor = try plain.open(path, flags: O_RDWR | O_CREAT | (flags.rawValue & O_EXCL),
                                             mode: mode_t(mode & 0o7777))
-            // The mode the kernel sent has the creator's umask applied already; this process's
-            // own umask must not take more bits away.
-            guard fchmod(descriptor, mode_t(mode & 0o7777)) == 0 else {
-                let error = Errno.current
+            do {
+                // The mode the kernel sent has the creator's umask applied already; this
+                // process's own umask must not take more bits away.
+                guard fchmod(descriptor, mode_t(mode & 0o7777)) == 0 else { throw Errno.current }
+                if let creator, fchown(descriptor, creator.uid, creator.gid) != 0 { throw Errno.current }
+            } catch {
                 close(descriptor)
                 throw error
             }
-            if let creator { _ = fchown(descriptor, creator.uid, creator.gid) }
             let entry = try entry(for: .plain(path))
             descriptors.keep(descriptor, for: entry.attributes.inode.rawValue)
             return CreatedFile(entry: entry, file: OpenedFile())
         }
     }
 
-    func makeNode(parent: UInt64, name: String, mode: UInt32, device: UInt64, creator: Creator? = nil) throws -> Entry {
+    func makeNode(parent: UInt64, name: String, mode: UInt32, device: UInt64, creator: FileOwner? = nil) throws -> Entry {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             try refuseItemName(path)
             guard mknod(plain.realPath(path), mode_t(mode), dev_t(device)) == 0 else { throw Errno.current }
             try plain.changeMode(path, to: mode_t(mode & 0o7777))
-            if let creator { try? plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
+            if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
             return try entry(for: .plain(path))
         }
     }
 
-    func makeDirectory(parent: UInt64, name: String, mode: UInt32, creator: Creator? = nil) throws -> Entry {
+    func makeDirectory(parent: UInt64, name: String, mode: UInt32, creator: FileOwner? = nil) throws -> Entry {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             try refuseItemName(path)
             try plain.makeDirectory(path, mode: mode_t(mode & 0o7777))
             // As for files: the umask was the creator's; a set-group-ID parent's bit is kept.
             try plain.changeMode(path, to: mode_t(mode & 0o7777) | (try plain.status(path).st_mode & S_ISGID))
-            if let creator { try? plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
+            if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
             folders.watchForCloses(path)
             return try entry(for: .plain(path))
         }
     }
 
-    func makeSymlink(parent: UInt64, name: String, target: String, creator: Creator? = nil) throws -> Entry {
+    func makeSymlink(parent: UInt64, name: String, target: String, creator: FileOwner? = nil) throws -> Entry {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             try refuseItemName(path)
             try plain.symlink(path, target: target)
-            if let creator { try? plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
+            if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
             return try entry(for: .plain(path))
         }
     }

@@ -46,7 +46,7 @@ import Synchronization
 ///    transaction (``busyItems()``). Debug builds assert both.
 /// 4. Short locks, each a leaf held for memory work only and never while waiting for anything:
 ///    a buffer's state, the buffer table, item index, inode table, descriptors, served
-///    versions, recent saves, items' access times, the kernel cache's queue.
+///    versions, recent saves, items' access times and owners, the kernel cache's queue.
 ///
 /// Reads, writes and saves of existing items never take `namespaceLock`, so readers and
 /// writers of different files never queue behind one another; a namespace change saves the
@@ -72,6 +72,7 @@ final class ShelfFileSystem: Sendable {
     let folders: ItemFolders
     let newItemFiles = NewItemFiles()
     let accessTimes = ItemAccessTimes()
+    let owners: ItemFileOwners
     let listings: FolderListings
     let saves: SavePipeline
     let statusFolder: StatusFolder
@@ -102,6 +103,7 @@ final class ShelfFileSystem: Sendable {
         let journal = try SavePipeline.replayJournal(of: store, into: committer, logger: logger)
         for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
+        owners = ItemFileOwners(try store.owners())
         let summaries = try store.summaries()
         index = ItemIndex(summaries)
         // Filling a placeholder makes a version of the bytes readers were served while it was
@@ -118,7 +120,7 @@ final class ShelfFileSystem: Sendable {
         statusFolder = StatusFolder(store: store, index: index, sync: sync)
         listings = FolderListings(index: index, inodes: inodes, plain: plain, folders: folders, newItemFiles: newItemFiles)
         saves = SavePipeline(store: store, journal: journal, idleSaveDelay: idleSaveDelay, index: index, inodes: inodes,
-                             plain: plain, folders: folders, newItemFiles: newItemFiles, kernel: kernel,
+                             plain: plain, folders: folders, newItemFiles: newItemFiles, owners: owners, kernel: kernel,
                              served: served, committer: committer, namespaceLock: namespaceLock, logger: logger)
         plain.removeLeftovers()
         let itemFolders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
@@ -196,15 +198,21 @@ final class ShelfFileSystem: Sendable {
             var attributes = Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
                                                  permissions: shape.permissions)
             attributes.isOnlineOnly = placeholder(inode) != nil
-            if let accessed = accessTimes.time(of: id) { attributes.accessTime = accessed }
+            showKept(id, in: &attributes)
             // Deleted, or replaced by a rename, while a program still has it open.
             if index.summary(id: id) == nil || inodes.existingInode(for: key) != inode { attributes.linkCount = 0 }
             return attributes
         case .newItemFile(let pending):
             if let shape = saves.buffers.buffer(of: inode)?.shape {
-                return Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
-                                           permissions: shape.permissions ?? newItemFiles.permissions(of: pending)
-                                               ?? ItemRecord.defaultPermissions)
+                let creation = newItemFiles.creation(of: pending)
+                var attributes = Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
+                                                     permissions: shape.permissions ?? creation?.permissions
+                                                         ?? ItemRecord.defaultPermissions)
+                if let owner = creation?.owner {
+                    attributes.uid = owner.uid
+                    attributes.gid = owner.gid
+                }
+                return attributes
             }
             // Its first save made it an item meanwhile (and then let go of its buffer).
             if let current = inodes.key(of: inode), case .item = current { return try attributes(of: current, inode: inode) }
@@ -238,6 +246,15 @@ final class ShelfFileSystem: Sendable {
         }
         guard let file = try store.file(id: id) else { throw Errno.noEntry }
         return (file.content.count, Date(), ItemRecord.defaultPermissions)
+    }
+
+    /// What the mount keeps of item `id`'s file besides the record: its access time and owner.
+    private func showKept(_ id: ItemID, in attributes: inout FileAttributes) {
+        if let accessed = accessTimes.time(of: id) { attributes.accessTime = accessed }
+        if let owner = owners.owner(of: id) {
+            attributes.uid = owner.uid
+            attributes.gid = owner.gid
+        }
     }
 
     private static func fileAttributes(_ inode: UInt64, size: Int, modified: FileTime, permissions: UInt32) -> FileAttributes {
@@ -371,7 +388,7 @@ final class ShelfFileSystem: Sendable {
                 var attributes = Self.fileAttributes(listed.inode, size: shape.size, modified: FileTime(shape.modified),
                                                      permissions: shape.permissions)
                 attributes.isOnlineOnly = shape.isPlaceholder
-                if let id = listed.slot?.id, let accessed = accessTimes.time(of: id) { attributes.accessTime = accessed }
+                if let id = listed.slot?.id { showKept(id, in: &attributes) }
                 return .full(Entry(attributes: attributes, attributeTimeout: Self.cacheTimeout,
                                    entryTimeout: Self.cacheTimeout), listed.node)
             }

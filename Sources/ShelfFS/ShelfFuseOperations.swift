@@ -119,9 +119,12 @@ public final class ShelfFuseOperations: FuseOperations {
         if mode & 0o055 != 0o055 { try root.changeMode(.root, to: mode | 0o055) }
     }
 
-    private func creator(_ request: Request) -> ShelfFileSystem.Creator? {
-        guard othersAllowed.withLock({ $0 }), request.uid != FileAttributes.processUID || request.gid != FileAttributes.processGID else { return nil }
-        return ShelfFileSystem.Creator(uid: request.uid, gid: request.gid)
+    /// Who a file created by `request` belongs to when not the mount's owner: another user's,
+    /// through a mount others may use, when this process may give files away (root).
+    private func creator(_ request: Request) -> FileOwner? {
+        guard FileAttributes.processUID == 0, othersAllowed.withLock({ $0 }),
+              request.uid != FileAttributes.processUID || request.gid != FileAttributes.processGID else { return nil }
+        return FileOwner(uid: request.uid, gid: request.gid)
     }
 
     /// The path an inode stands for, from the inode table and the index (short locks only).

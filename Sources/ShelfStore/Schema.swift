@@ -171,6 +171,17 @@ enum Schema {
             // Set when Shelf, not a person, trashed it (a repair); shown by `shelf trash list`.
             try db.execute(sql: "ALTER TABLE item ADD COLUMN trash_reason TEXT")
         }
+        migrator.registerMigration("v10: owners of item files") { db in
+            // Set by `chown`, or by another user creating the file through `--allow-other`
+            // (``FileOwner``); an item without a row belongs to the mount's owner.
+            try db.execute(sql: """
+                CREATE TABLE item_owner (
+                    item_id TEXT PRIMARY KEY REFERENCES item(id) ON DELETE CASCADE,
+                    uid INTEGER NOT NULL,
+                    gid INTEGER NOT NULL
+                ) WITHOUT ROWID
+                """)
+        }
         return migrator
     }
 }

@@ -126,17 +126,48 @@ import ShelfStore
         }
     }
 
-    @Test func chownOfAnItemIsRefusedNotIgnored() throws {
+    /// The suite runs as root, as a mount that may give files away does.
+    @Test func chownOfAnItemIsStoredAndShown() throws {
         let library = try TestLibrary()
         let note = try library.addNote()
+        let other = try library.addNote("Other")
+        let item = "'\(note.path)'"
         try library.withMount { mount in
-            let item = "'\(note.path)'"
-            let refused = try mount.shell("chown 4321:4321 \(item)")
-            #expect(!refused.succeeded && refused.stderr.contains("Operation not permitted"), "\(refused)")
-            try mount.sh("chown $(id -u):$(id -g) \(item)")
-            #expect(try mount.sh("stat -c %u \(item)") == "\(getuid())\n")
+            try mount.sh("chown 4321:4322 \(item) && chgrp 4323 '\(other.path)'")
+            #expect(try mount.sh("stat -c '%u %g' \(item) '\(other.path)'") == "4321 4322\n\(getuid()) 4323\n")
+            #expect(try mount.sh("ls -ln Notes | awk 'NR > 1 {print $3, $4}'") == "\(getuid()) 4323\n4321 4322\n",
+                    "a listing (Other.md, Plan.md) shows the owners too")
             try mount.sh("touch plain && chown 4321:4322 plain")
             #expect(try mount.sh("stat -c '%u %g' plain") == "4321 4322\n", "plain files keep their owner")
+        }
+        try library.withMount { mount in
+            let owners = try mount.sh("stat -c '%u %g' \(item)")
+            #expect(owners == "4321 4322\n", "kept across a remount")
+            try mount.sh("chown $(id -u):$(id -g) \(item)")
+        }
+        #expect(try library.store.owners() == [other.item.id: FileOwner(uid: getuid(), gid: 4323)],
+                "given back to the mount's owner, the note has no owner stored")
+    }
+
+    /// `--allow-other`: others get into the mount, and what they create is theirs.
+    @Test func filesOtherUsersCreateAreTheirs() throws {
+        let library = try TestLibrary()
+        try library.withMount(allowOther: true) { mount in
+            #expect(try mount.sh("stat -c %A .") == "drwxr-xr-x\n", "the root lets others in")
+            try mount.sh("mkdir -m 1777 shared && chmod 1777 Notes")
+            let nobody = "setpriv --reuid=65534 --regid=65534 --clear-groups"
+            let created = try mount.shell("""
+                \(nobody) sh -c 'ls >/dev/null && umask 077 && echo hi > shared/mine && mkdir shared/folder &&
+                  printf "# Mine\\n" > Notes/Mine.md && chmod 640 Notes/Mine.md'
+                """)
+            #expect(created.succeeded, "\(created)")
+            try library.waitUntilSaved()
+            #expect(try mount.sh("stat -c '%u %g %a' shared/mine shared/folder Notes/Mine.md") == """
+                65534 65534 600
+                65534 65534 700
+                65534 65534 640
+
+                """)
         }
     }
 
