@@ -287,7 +287,7 @@ final class ShelfFileSystem: Sendable {
     /// The node every name of a hard-linked plain file shares (see ``InodeTable``), for an
     /// entry of `key` about to be sent with `attributes` (which then carry its number).
     private func sharedNode(_ node: InodeTable.Node, key: NodeKey, attributes: inout FileAttributes) -> InodeTable.Node {
-        guard case .plain(let path) = key, attributes.linkCount > 1, attributes.kind == .regular,
+        guard case .plain(let path) = key, attributes.linkCount > 1, attributes.kind != .directory,
               let info = try? plain.status(path) else { return node }
         let shared = inodes.node(for: path, sharing: UInt64(info.st_ino))
         attributes.inode = Inode(shared.inode)

@@ -79,6 +79,11 @@ import ShelfStore
             #expect(try mount.sh("ln synced/sub/b synced/c && rsync -aH synced/ again/ && stat -c %h again/c again/sub/b")
                     == "2\n2\n", "rsync -H keeps the links it finds on the mount")
 
+            try mount.sh("mkfifo fifo && ln fifo fifo-too && ln -s target symlink && ln symlink symlink-too")
+            #expect(try mount.sh("stat -c '%i %h' fifo fifo-too | uniq -c | awk '{print $1, $3}'") == "2 2\n",
+                    "other kinds of files have links too")
+            #expect(try mount.sh("stat -c '%i %h' symlink symlink-too | uniq -c | awk '{print $1, $3}'") == "2 2\n")
+
             let item = "'\(note.path)'"
             let linkItem = try mount.shell("ln \(item) other-name")
             #expect(!linkItem.succeeded && linkItem.stderr.contains("Operation not permitted"), "\(linkItem)")
