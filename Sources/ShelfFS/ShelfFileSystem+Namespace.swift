@@ -74,7 +74,7 @@ extension ShelfFileSystem {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             try refuseItemName(path)
-            guard mknod(plain.realPath(path), mode_t(mode), dev_t(device)) == 0 else { throw Errno.current }
+            try plain.makeNode(path, mode: mode_t(mode), device: dev_t(device))
             try plain.changeMode(path, to: mode_t(mode & 0o7777))
             if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
             return try entry(for: .plain(path))
@@ -167,7 +167,7 @@ extension ShelfFileSystem {
             guard case .plain(let from) = inodes.key(of: inode), descriptors.unlinked(inode) == nil,
                   !PathRules.isItemPath(to) else { throw Errno.notPermitted }
             guard resolve(to) == nil else { throw Errno.exists }
-            guard Glibc.link(plain.realPath(from), plain.realPath(to)) == 0 else { throw Errno.current }
+            try plain.link(from, to: to)
             _ = inodes.node(for: from, sharing: UInt64(try plain.status(from).st_ino))
             return try entry(for: .plain(to))
         }

@@ -95,7 +95,7 @@ final class ShelfFileSystem: Sendable {
          downloadTimeout: Duration = .seconds(10)) throws {
         self.store = store
         announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
-        plain = PlainFileArea(root: store.plainFilesFolder)
+        plain = try PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
         var asideCopy: (@Sendable (ItemID, StoreWriter) throws -> AsideCopy?)?
         if let sync { asideCopy = { id, writer in try sync.asideCopy(ofCurrentStateOf: id, with: writer) } }
