@@ -176,6 +176,30 @@ import ShelfStore
         }
     }
 
+    /// A path just under `PATH_MAX` from the mount's root works, though the library folder's
+    /// own path would make the real one longer.
+    @Test func pathsAsLongAsTheMountAllowsWork() throws {
+        let library = try TestLibrary()
+        try library.withMount { mount in
+            let result = try mount.run("python3", ["-c", """
+                import os
+                name = "d" * 254
+                path = "/".join([name] * 16) + "/file"
+                os.makedirs(os.path.dirname(path))
+                with open(path, "w") as f:
+                    f.write("deep")
+                os.chmod(path, 0o600)
+                os.link(path, path + "2")
+                print(len(path), open(path).read(), oct(os.stat(path).st_mode & 0o777), os.stat(path + "2").st_nlink)
+                os.rename(path + "2", path + "3")
+                os.unlink(path + "3")
+                os.unlink(path)
+                """])
+            #expect(result.succeeded, "\(result)")
+            #expect(result.stdout == "4084 deep 0o600 2\n")
+        }
+    }
+
     @Test func namesThatCannotBeGetTheirOwnErrno() throws {
         let library = try TestLibrary()
         let note = try library.addNote()
