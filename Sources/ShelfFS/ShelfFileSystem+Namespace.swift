@@ -28,7 +28,6 @@ extension ShelfFileSystem {
 
     // MARK: Creating
 
-
     /// `open(O_CREAT)` of a name the kernel did not know. The file's later reads and writes
     /// arrive by inode, like every other file's; its writer's close is seen by the close watcher
     /// (once opens are stateless the kernel sends no `release` for created files either).
