@@ -175,16 +175,17 @@ final class InodeTable: Sendable {
         state.withLock { state in
             guard let node = state.byKey.removeValue(forKey: key) else { return }
             state.generation += 1
-            if case .plain(let path) = key, Self.removeName(path, of: node) { return }
+            if case .plain(let path) = key, Self.removeName(path, of: node, in: state) { return }
             if node.lookups == 0 { Self.drop(node, from: &state) }
         }
     }
 
     /// Takes `path` from `node`'s names; returns whether it still has one.
-    private static func removeName(_ path: MountPath, of node: Node) -> Bool {
+    private static func removeName(_ path: MountPath, of node: Node, in state: State) -> Bool {
         node.otherPaths.removeAll { $0 == path }
+        if node.key != .plain(path) { return state.byKey[node.key] === node }
         guard !node.otherPaths.isEmpty else { return false }
-        if node.key == .plain(path) { node.key = .plain(node.otherPaths.removeFirst()) }
+        node.key = .plain(node.otherPaths.removeFirst())
         return true
     }
 
