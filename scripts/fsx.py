@@ -13,10 +13,16 @@ multibyte characters, bytes that are not UTF-8, NULs, CRLF, a BOM and frontmatte
                                                            the shadow starts as copies of them)
   fsx.py --mount M --shadow S --verify                     compare every shadow file with M
 
+  --mmap      also read and write through shared memory maps (msync, munmap), as fsx -W/-R off
+  --reopen N  pwrite and truncate through one descriptor kept open across steps, closed and
+              reopened about once in N steps (fsx -c N): reads through new opens see writes that
+              no close has ended yet
+
 Exit status 0 when everything matched; 1 with the first divergence, the seed and the step on
 stderr. Each operation has a deadline (SIGALRM): a hung mount fails the walk instead of hanging.
 """
 import argparse
+import mmap
 import os
 import random
 import shutil
@@ -60,6 +66,58 @@ class Walk:
         self.files = list(files)
         self.created = 0
         self.trace = False
+        self.reopen = 0
+        self.held = {}  # relative path -> (mount fd, shadow fd), with --reopen
+
+    def close_held(self):
+        for fds in self.held.values():
+            for fd in fds:
+                os.close(fd)
+        self.held = {}
+
+    def held_descriptors(self, relative):
+        """The descriptors kept open on `relative`, reopened about once in `reopen` steps."""
+        if relative in self.held and self.rng.randrange(self.reopen) == 0:
+            for fd in self.held.pop(relative):
+                os.close(fd)
+        if relative not in self.held:
+            self.held[relative] = tuple(os.open(path, os.O_RDWR) for path in self.both(relative))
+        return self.held[relative]
+
+    def held_write(self, relative):
+        offset = self.rng.randrange(self.size(relative) + 64)
+        data = payload(self.rng)
+        for fd in self.held_descriptors(relative):
+            os.pwrite(fd, data, offset)
+
+    def held_truncate(self, relative):
+        size = self.rng.randrange(self.size(relative) * 2 + 16)
+        for fd in self.held_descriptors(relative):
+            os.ftruncate(fd, size)
+
+    def mapped_read(self, relative):
+        """A read through a shared map of the file sees what read() sees."""
+        size = self.size(relative)
+        if size == 0:
+            return
+        got = []
+        for path in self.both(relative):
+            with open(path, "rb") as file, mmap.mmap(file.fileno(), size, mmap.MAP_SHARED, mmap.PROT_READ) as mapped:
+                got.append(mapped[:])
+        if got[0] != got[1]:
+            raise Divergence(f"mapped read: mount {got[0][:80]!r} shadow {got[1][:80]!r}")
+
+    def mapped_write(self, relative):
+        """Bytes stored through a shared map inside the file, then msync and munmap."""
+        size = self.size(relative)
+        if size == 0:
+            return
+        data = payload(self.rng)[:size]
+        offset = self.rng.randrange(size - len(data) + 1)
+        for path in self.both(relative):
+            with open(path, "r+b") as file, mmap.mmap(file.fileno(), size, mmap.MAP_SHARED) as mapped:
+                mapped[offset:offset + len(data)] = data
+                mapped.flush()
 
     def both(self, relative):
         return os.path.join(self.mount, relative), os.path.join(self.shadow, relative)
@@ -105,6 +163,10 @@ class Walk:
 
     def replace(self, relative):
         data = b"".join(payload(self.rng) for _ in range(self.rng.randrange(1, 4)))
+        # A descriptor held on the replaced file would write a file that has no name any more
+        # (an item's replaced file saves into the item instead): reopen after the rename.
+        for fd in self.held.pop(relative, ()):
+            os.close(fd)
         for path in self.both(relative):
             folder, name = os.path.split(path)
             temporary = os.path.join(folder, f".{name}.fsx-tmp")
@@ -183,9 +245,19 @@ class Walk:
         self.files.append(name)
         return name
 
-    def run(self, steps):
+    def run(self, steps, mapped=False):
         operations = [self.pwrite, self.pwrite, self.truncate, self.append, self.rewrite, self.replace,
                       self.session, self.two_descriptors, self.metadata]
+        if mapped:
+            operations += [self.mapped_read, self.mapped_write, self.mapped_write]
+        if self.reopen:
+            operations += [self.held_write, self.held_write, self.held_write, self.held_truncate]
+        try:
+            self.walk(steps, operations)
+        finally:
+            self.close_held()
+
+    def walk(self, steps, operations):
         for step in range(steps):
             relative = self.rng.choice(self.files)
             operation = self.create if self.rng.random() < 0.02 else self.rng.choice(operations)
@@ -227,6 +299,9 @@ def main():
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--verify", action="store_true")
     parser.add_argument("--trace", action="store_true", help="print each step on stderr")
+    parser.add_argument("--mmap", action="store_true", help="also read and write through shared maps")
+    parser.add_argument("--reopen", type=int, default=0, metavar="N",
+                        help="write through descriptors held open, reopened about once in N steps")
     parser.add_argument("files", nargs="*")
     arguments = parser.parse_args()
     signal.signal(signal.SIGALRM, on_alarm)
@@ -243,7 +318,8 @@ def main():
             shutil.copyfile(os.path.join(arguments.mount, relative), target)
         walk = Walk(arguments.mount, arguments.shadow, arguments.seed, arguments.files)
         walk.trace = arguments.trace
-        walk.run(arguments.steps)
+        walk.reopen = arguments.reopen
+        walk.run(arguments.steps, mapped=arguments.mmap)
     except (Divergence, OSError, TimeoutError) as error:
         print(f"fsx: {error}", file=sys.stderr)
         return 1

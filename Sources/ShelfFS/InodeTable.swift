@@ -16,6 +16,10 @@ enum NodeKey: Hashable, Sendable {
 
 /// Inode numbers and the kernel's lookup counts.
 ///
+/// Every name of one plain file with hard links is one inode, as the kernel expects of `link`:
+/// a node has its first name as its key and any others as further names, and nodes of such
+/// files are found by the real file's inode number (``node(for:sharing:)``).
+///
 /// Items keep their number for the life of the mount (the kernel may forget and look up again
 /// and still see the same file); plain entries are dropped when the kernel forgets them, so the
 /// table grows with what the kernel holds plus the number of items ever looked up — never with
@@ -34,6 +38,10 @@ final class InodeTable: Sendable {
         fileprivate var entrySent: ContinuousClock.Instant?
         /// False once dropped from the table (the kernel forgot it, or its name went away).
         fileprivate var isInTable = true
+        /// A plain file's names besides `key`'s (hard links), and its real inode number once it
+        /// has more than one name.
+        fileprivate var otherPaths: [MountPath] = []
+        fileprivate var realFile: UInt64?
 
         fileprivate init(inode: UInt64, key: NodeKey, lookups: UInt64 = 0) {
             self.inode = inode
@@ -48,6 +56,8 @@ final class InodeTable: Sendable {
         var next: UInt64 = InodeTable.rootInode + 1
         /// Changes whenever a key gets another inode or loses one (see ``generation``).
         var generation: UInt64 = 0
+        /// Nodes of plain files with more than one name, by the real file's inode number.
+        var linkedFiles: [UInt64: Node] = [:]
 
         init() {
             let root = Node(inode: InodeTable.rootInode, key: .plain(.root), lookups: 1)
@@ -150,44 +160,100 @@ final class InodeTable: Sendable {
         state.withLock { state in
             guard let node = state.nodes[inode] else { return }
             if state.byKey[node.key] === node { state.byKey[node.key] = nil }
+            // Its other names (hard links) stay plain files, numbered anew when looked up.
+            for path in node.otherPaths where state.byKey[.plain(path)] === node { state.byKey[.plain(path)] = nil }
+            Self.forgetLinks(of: node, in: &state)
             node.key = key
             state.byKey[key] = node
             state.generation += 1
         }
     }
 
-    /// The plain path `path` is gone (unlinked, or replaced by a rename).
+    /// The plain path `path` is gone (unlinked, or replaced by a rename). A file with another
+    /// name keeps its inode under that name.
     func detach(_ key: NodeKey) {
         state.withLock { state in
             guard let node = state.byKey.removeValue(forKey: key) else { return }
             state.generation += 1
+            if case .plain(let path) = key, Self.removeName(path, of: node, in: state) { return }
             if node.lookups == 0 { Self.drop(node, from: &state) }
         }
     }
 
-    /// The plain file at `from` is now at `to` (a rename of one file, not a folder): its inode
-    /// follows it, and whatever inode `to` had stands for nothing.
+    /// Takes `path` from `node`'s names; returns whether it still has one.
+    private static func removeName(_ path: MountPath, of node: Node, in state: State) -> Bool {
+        node.otherPaths.removeAll { $0 == path }
+        if node.key != .plain(path) { return state.byKey[node.key] === node }
+        guard !node.otherPaths.isEmpty else { return false }
+        node.key = .plain(node.otherPaths.removeFirst())
+        return true
+    }
+
+    /// Whether plain inode `inode` has a known name other than `path` (a hard link), so its
+    /// file stays reachable by path once `path` is removed.
+    func hasOtherName(_ inode: UInt64, than path: MountPath) -> Bool {
+        state.withLock { state in
+            guard let node = state.nodes[inode] else { return false }
+            return node.otherPaths.contains { $0 != path } || (node.key != .plain(path) && state.byKey[node.key] === node)
+        }
+    }
+
+    /// The node of plain file `path`, whose real file (inode number `realFile`) has more than
+    /// one name: the node of its other names if the table has one, so that every name of it
+    /// is one inode. A node numbered for `path` alone that the kernel does not hold yet (a
+    /// listing's) gives way to it.
+    func node(for path: MountPath, sharing realFile: UInt64) -> Node {
+        state.withLock { state in
+            let key = NodeKey.plain(path)
+            let known = state.byKey[key]
+            if let shared = state.linkedFiles[realFile], shared.isInTable, shared !== known,
+               known == nil || known!.lookups == 0 {
+                if let known { Self.drop(known, from: &state) }
+                if state.byKey[shared.key] === shared { shared.otherPaths.append(path) } else { shared.key = key }
+                state.byKey[key] = shared
+                state.generation += 1
+                return shared
+            }
+            let node = known ?? Self.node(for: key, in: &state)
+            if state.linkedFiles[realFile]?.isInTable != true {
+                node.realFile = realFile
+                state.linkedFiles[realFile] = node
+            }
+            return node
+        }
+    }
+
+    /// The plain file name `from` is now `to` (one file, not a folder): its node follows, found
+    /// by that name alone — no walk over the table, whose size grows with the library.
     func renameFile(_ from: MountPath, to: MountPath) {
         state.withLock { state in
-            if let replaced = state.byKey.removeValue(forKey: .plain(to)), replaced.lookups == 0 {
-                Self.drop(replaced, from: &state)
-            }
             guard let node = state.byKey.removeValue(forKey: .plain(from)) else { return }
-            node.key = .plain(to)
+            if node.key == .plain(from) {
+                node.key = .plain(to)
+            } else if let other = node.otherPaths.firstIndex(of: from) {
+                node.otherPaths[other] = to
+            }
             state.byKey[.plain(to)] = node
             state.generation += 1
         }
     }
 
-    /// Moves every plain entry inside `from` under `to` (a folder rename).
+    /// Moves every plain name inside `from` under `to` (a folder rename).
     func renameFolder(_ from: MountPath, to: MountPath) {
         state.withLock { state in
-            for node in state.nodes.values {
-                guard case .plain(let path) = node.key, path.isInside(from) else { continue }
-                let newKey = NodeKey.plain(path.replacingPrefix(from, with: to))
-                if state.byKey[node.key] === node { state.byKey[node.key] = nil }
-                node.key = newKey
-                state.byKey[newKey] = node
+            let moving = state.byKey.compactMap { key, node -> (MountPath, Node)? in
+                guard case .plain(let path) = key, path.isInside(from) else { return nil }
+                return (path, node)
+            }
+            for (path, _) in moving { state.byKey[.plain(path)] = nil }
+            for (path, node) in moving {
+                let moved = path.replacingPrefix(from, with: to)
+                if node.key == .plain(path) {
+                    node.key = .plain(moved)
+                } else if let other = node.otherPaths.firstIndex(of: path) {
+                    node.otherPaths[other] = moved
+                }
+                state.byKey[.plain(moved)] = node
             }
             state.generation += 1
         }
@@ -196,8 +262,16 @@ final class InodeTable: Sendable {
     private static func drop(_ node: Node, from state: inout State) {
         state.nodes[node.inode] = nil
         if state.byKey[node.key] === node { state.byKey[node.key] = nil }
+        for path in node.otherPaths where state.byKey[.plain(path)] === node { state.byKey[.plain(path)] = nil }
+        forgetLinks(of: node, in: &state)
         node.isInTable = false
         state.generation += 1
+    }
+
+    private static func forgetLinks(of node: Node, in state: inout State) {
+        node.otherPaths = []
+        if let realFile = node.realFile, state.linkedFiles[realFile] === node { state.linkedFiles[realFile] = nil }
+        node.realFile = nil
     }
 
     private static func keepsNumber(_ key: NodeKey) -> Bool {

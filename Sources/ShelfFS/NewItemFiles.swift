@@ -1,17 +1,32 @@
 import Foundation
 import Synchronization
+import ShelfStore
 
 /// Item files created through the mount and not saved yet: they have a name (listed, looked
 /// up, renamed) before the store knows them, under a placeholder identity, until their first
 /// save decides which item they are.
 final class NewItemFiles: Sendable {
     private let paths = Mutex<[UUID: MountPath]>([:])
+    /// How each was created, which its item takes on at its first save.
+    private let creations = Mutex<[UUID: Creation]>([:])
 
-    /// Names a new file at `path`; returns its placeholder identity.
-    func add(at path: MountPath) -> UUID {
+    struct Creation {
+        /// The mode bits `open(O_CREAT)` asked for, the creator's umask applied.
+        var permissions: UInt32
+        /// Another user's, through a mount others may use; nil: the mount owner's.
+        var owner: FileOwner?
+    }
+
+    /// Names a new file at `path`, created as `creation` says; returns its placeholder identity.
+    func add(at path: MountPath, _ creation: Creation) -> UUID {
         let pending = UUID()
         paths.withLock { $0[pending] = path }
+        creations.withLock { $0[pending] = creation }
         return pending
+    }
+
+    func creation(of pending: UUID) -> Creation? {
+        creations.withLock { $0[pending] }
     }
 
     func path(of pending: UUID) -> MountPath? {
@@ -31,6 +46,7 @@ final class NewItemFiles: Sendable {
     /// The file was saved (it is an item now) or removed.
     func remove(_ pending: UUID) {
         paths.withLock { $0[pending] = nil }
+        creations.withLock { $0[pending] = nil }
     }
 
     /// The names of the new files directly in `folder`.

@@ -43,9 +43,11 @@ final class PlainDescriptors: Sendable {
     }
 
     /// The descriptor of `inode`'s file at `path` in `area`, opened read-write where allowed
-    /// (read-only otherwise); a read-only one is reopened when `writable` is needed.
+    /// (read-only otherwise); a read-only one is reopened when `writable` is needed — except
+    /// for an unlinked file, whose path is gone or names another file by now.
     func descriptor(of inode: UInt64, path: MountPath, in area: PlainFileArea, writable: Bool) throws(Errno) -> Descriptor {
         if let held = use(inode), held.isWritable || !writable { return held }
+        if unlinked(inode) != nil { throw .badHandle }
         let descriptor = try Self.open(path, in: area, writable: writable)
         state.withLock { state in
             state.clock += 1
@@ -66,12 +68,24 @@ final class PlainDescriptors: Sendable {
     }
 
     /// Keeps `inode`'s file open until ``forget(_:)``: it is about to be unlinked while the
-    /// kernel may still have it open.
+    /// kernel may still have it open, and programs may go on reading and writing it. Regular
+    /// files only (opening a device node or a FIFO is not without effects).
     func pin(_ inode: UInt64, path: MountPath, in area: PlainFileArea) {
-        if use(inode) == nil, let descriptor = try? Self.open(path, in: area, writable: false) {
+        let held = use(inode)
+        if held?.isWritable != true, (try? area.status(path)).map({ $0.st_mode & S_IFMT == S_IFREG }) == true,
+           let descriptor = try? Self.open(path, in: area, writable: false) {
             state.withLock { $0.held[inode] = Held(descriptor: descriptor, lastUse: $0.clock, pinned: true) }
         }
         state.withLock { $0.held[inode]?.pinned = true }
+    }
+
+    /// The descriptor of `inode`'s file if it was unlinked while the kernel knew it: its
+    /// attributes and changes go through it, not through a path.
+    func unlinked(_ inode: UInt64) -> Descriptor? {
+        state.withLock { state in
+            guard let held = state.held[inode], held.pinned else { return nil }
+            return held.descriptor
+        }
     }
 
     /// The kernel forgot `inode`, or it stopped being a plain file: close its file.

@@ -13,16 +13,37 @@ extension Errno {
 /// The real directory that holds everything of the mount that is not an item: user folders,
 /// attachments, `.obsidian/`, `.trash/` and editor temp files, stored verbatim.
 ///
-/// Each method is one system call on `root/<path>`, never following a symlink at the last
-/// component, and throws the call's errno.
+/// Each method is one system call on `<path>` relative to the open `root` folder (`openat` and
+/// kin), never following a symlink at the last component, and throws the call's errno. Relative,
+/// so that a path as long as the kernel allows on the mount (`PATH_MAX` from the mount's root)
+/// is not made too long by the library folder's own path.
 struct PlainFileArea: Sendable {
     let root: URL
     /// `root`'s path, kept: every call builds a real path from it, and URL's `path` is costly.
     private let rootPath: String
+    private let folder: OpenFolder
 
-    init(root: URL) {
+    /// The area's folder, open for the mount's life.
+    private final class OpenFolder: Sendable {
+        let fd: Int32
+
+        init(_ path: String) throws(Errno) {
+            fd = Glibc.open(path, LinuxCalls.openPath | O_DIRECTORY | O_CLOEXEC)
+            guard fd >= 0 else { throw .current }
+        }
+
+        deinit { close(fd) }
+    }
+
+    init(root: URL) throws(Errno) {
         self.root = root
         rootPath = root.path
+        folder = try OpenFolder(rootPath)
+    }
+
+    /// `path` relative to the open folder.
+    private func relative(_ path: MountPath) -> String {
+        path.isRoot ? "." : path.rawValue
     }
 
     /// Names Shelf itself uses for half-written files and files on their way out; never
@@ -35,7 +56,7 @@ struct PlainFileArea: Sendable {
 
     func status(_ path: MountPath) throws(Errno) -> stat {
         var info = stat()
-        guard lstat(realPath(path), &info) == 0 else { throw .current }
+        guard fstatat(folder.fd, relative(path), &info, AT_SYMLINK_NOFOLLOW) == 0 else { throw .current }
         return info
     }
 
@@ -50,7 +71,7 @@ struct PlainFileArea: Sendable {
 
     /// Syncs the folder's entries to disk (`fsync` of the folder on the mount).
     func syncFolder(_ path: MountPath) throws(Errno) {
-        let fd = Glibc.open(realPath(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        let fd = openat(folder.fd, relative(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .current }
         defer { close(fd) }
         guard fsync(fd) == 0 else { throw .current }
@@ -58,7 +79,13 @@ struct PlainFileArea: Sendable {
 
     /// Entry names of the folder, without `.` and `..`.
     func entries(of path: MountPath) throws(Errno) -> [String] {
-        guard let dir = opendir(realPath(path)) else { throw .current }
+        let fd = openat(folder.fd, relative(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard fd >= 0 else { throw .current }
+        guard let dir = fdopendir(fd) else {
+            let error = Errno.current
+            close(fd)
+            throw error
+        }
         defer { closedir(dir) }
         var names: [String] = []
         while let entry = readdir(dir) {
@@ -83,21 +110,31 @@ struct PlainFileArea: Sendable {
     }
 
     func open(_ path: MountPath, flags: Int32, mode: mode_t = 0o644) throws(Errno) -> Int32 {
-        let fd = Glibc.open(realPath(path), flags | O_NOFOLLOW | O_CLOEXEC, mode)
+        let fd = openat(folder.fd, relative(path), flags | O_NOFOLLOW | O_CLOEXEC, mode)
         guard fd >= 0 else { throw .current }
         return fd
     }
 
     func makeDirectory(_ path: MountPath, mode: mode_t) throws(Errno) {
-        guard mkdir(realPath(path), mode) == 0 else { throw .current }
+        guard mkdirat(folder.fd, relative(path), mode) == 0 else { throw .current }
+    }
+
+    /// A FIFO, socket or device node (`mode` has the type bits).
+    func makeNode(_ path: MountPath, mode: mode_t, device: dev_t) throws(Errno) {
+        guard mknodat(folder.fd, relative(path), mode, device) == 0 else { throw .current }
+    }
+
+    /// Another name for the file at `existing` (a hard link).
+    func link(_ existing: MountPath, to path: MountPath) throws(Errno) {
+        guard linkat(folder.fd, relative(existing), folder.fd, relative(path), 0) == 0 else { throw .current }
     }
 
     func removeDirectory(_ path: MountPath) throws(Errno) {
-        guard rmdir(realPath(path)) == 0 else { throw .current }
+        guard unlinkat(folder.fd, relative(path), AT_REMOVEDIR) == 0 else { throw .current }
     }
 
     func unlink(_ path: MountPath) throws(Errno) {
-        guard Glibc.unlink(realPath(path)) == 0 else { throw .current }
+        guard unlinkat(folder.fd, relative(path), 0) == 0 else { throw .current }
     }
 
     /// Removes the file at `path` from the folder now and from the disk a moment later: it is
@@ -135,37 +172,33 @@ struct PlainFileArea: Sendable {
     }
 
     func rename(_ from: MountPath, to: MountPath, flags: UInt32 = 0) throws(Errno) {
-        guard LinuxCalls.renameat2(AT_FDCWD, realPath(from), AT_FDCWD, realPath(to), flags) == 0 else { throw .current }
+        guard LinuxCalls.renameat2(folder.fd, relative(from), folder.fd, relative(to), flags) == 0 else { throw .current }
     }
 
     func symlink(_ path: MountPath, target: String) throws(Errno) {
-        guard Glibc.symlink(target, realPath(path)) == 0 else { throw .current }
+        guard symlinkat(target, folder.fd, relative(path)) == 0 else { throw .current }
     }
 
     func readLink(_ path: MountPath) throws(Errno) -> String {
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX) + 1)
-        let count = readlink(realPath(path), &buffer, buffer.count - 1)
+        let count = readlinkat(folder.fd, relative(path), &buffer, buffer.count - 1)
         guard count >= 0 else { throw .current }
         return String(decoding: buffer[..<count].map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     func changeMode(_ path: MountPath, to mode: mode_t) throws(Errno) {
-        guard chmod(realPath(path), mode) == 0 else { throw .current }
+        guard fchmodat(folder.fd, relative(path), mode, 0) == 0 else { throw .current }
     }
 
     func changeOwner(_ path: MountPath, uid: uid_t, gid: gid_t) throws(Errno) {
-        guard lchown(realPath(path), uid, gid) == 0 else { throw .current }
-    }
-
-    func truncate(_ path: MountPath, to size: off_t) throws(Errno) {
-        guard Glibc.truncate(realPath(path), size) == 0 else { throw .current }
+        guard fchownat(folder.fd, relative(path), uid, gid, AT_SYMLINK_NOFOLLOW) == 0 else { throw .current }
     }
 
     /// Sets access and modification times; nil leaves one as it is.
     func setTimes(_ path: MountPath, access: timespec?, modification: timespec?) throws(Errno) {
         let omit = timespec(tv_sec: 0, tv_nsec: LinuxCalls.timeOmit)
         let times = [access ?? omit, modification ?? omit]
-        guard utimensat(AT_FDCWD, realPath(path), times, AT_SYMLINK_NOFOLLOW) == 0 else { throw .current }
+        guard utimensat(folder.fd, relative(path), times, AT_SYMLINK_NOFOLLOW) == 0 else { throw .current }
     }
 
     /// Writes `data` as the whole file at `path`, replacing it atomically (``AtomicFile``).

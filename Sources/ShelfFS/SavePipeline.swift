@@ -32,6 +32,7 @@ final class SavePipeline: Sendable {
     private let plain: PlainFileArea
     private let folders: ItemFolders
     private let newItemFiles: NewItemFiles
+    private let owners: ItemFileOwners
     private let kernel: KernelCache
     /// Held for a new file's first save, which names it in the store (a namespace change).
     private let namespaceLock: NSLock
@@ -40,7 +41,7 @@ final class SavePipeline: Sendable {
     /// `journal`: the library's, already replayed (``replayJournal(of:into:logger:)``).
     init(store: LibraryStore, journal: SaveJournal, idleSaveDelay: TimeInterval, index: ItemIndex,
          inodes: InodeTable, plain: PlainFileArea, folders: ItemFolders, newItemFiles: NewItemFiles,
-         kernel: KernelCache, served: ServedVersions, committer: ItemCommitter, namespaceLock: NSLock,
+         owners: ItemFileOwners, kernel: KernelCache, served: ServedVersions, committer: ItemCommitter, namespaceLock: NSLock,
          logger: Logger) {
         self.store = store
         self.served = served
@@ -51,6 +52,7 @@ final class SavePipeline: Sendable {
         self.inodes = inodes
         self.plain = plain
         self.folders = folders
+        self.owners = owners
         self.newItemFiles = newItemFiles
         self.kernel = kernel
         self.namespaceLock = namespaceLock
@@ -267,7 +269,17 @@ final class SavePipeline: Sendable {
                 logger.debug("inode \(inode) was removed before its first save; its writes are dropped")
                 return ItemBuffer.Saved(version: 0, nextTarget: nil)
             }
-            let outcome = try committer.commit(unsaved.bytes, at: path, into: .new(at: path), modified: unsaved.modified)
+            var outcome = try committer.commit(unsaved.bytes, at: path, into: .new(at: path), modified: unsaved.modified)
+            // The mode it was created with (`open(O_CREAT, 0600)`), and its creator.
+            if let creation = newItemFiles.creation(of: pending),
+               creation.permissions != outcome.record.permissions || creation.owner != nil {
+                let id = outcome.record.item.id
+                outcome.record = try store.write { writer in
+                    if let owner = creation.owner { try writer.setOwner(owner, of: id) }
+                    return try writer.setFileTimes(id: id, modified: nil, permissions: creation.permissions)
+                }
+                if let owner = creation.owner { owners.set(owner, of: id) }
+            }
             newItemFiles.remove(pending)
             inodes.rekey(inode, to: .item(outcome.record.item.id))
             return saved(outcome, by: inode)

@@ -20,6 +20,7 @@ extension ShelfFileSystem {
 
     /// The path `name` would have in folder `parent`, refusing the read-only status folder.
     private func writablePath(parent: UInt64, name: String) throws -> MountPath {
+        guard name.utf8.count <= Self.nameMax else { throw Errno.nameTooLong }
         let path = try folderPath(parent).appending(name)
         guard !PathRules.isStatusPath(path) else { throw Errno.accessDenied }
         return path
@@ -30,7 +31,9 @@ extension ShelfFileSystem {
     /// `open(O_CREAT)` of a name the kernel did not know. The file's later reads and writes
     /// arrive by inode, like every other file's; its writer's close is seen by the close watcher
     /// (once opens are stateless the kernel sends no `release` for created files either).
-    func create(parent: UInt64, name: String, mode: UInt32, flags: OpenFlags) throws -> CreatedFile {
+    /// `creator`: another user creating the file through a mount others may use, whose file it
+    /// becomes (as on a disk filesystem); nil: the mount owner's.
+    func create(parent: UInt64, name: String, mode: UInt32, flags: OpenFlags, creator: FileOwner? = nil) throws -> CreatedFile {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             if let existing = resolve(path) {
@@ -44,46 +47,70 @@ extension ShelfFileSystem {
             if PathRules.isItemPath(path) {
                 // Not an item until its first save decides which one (its `id:` may name a
                 // trashed item coming back).
-                let pending = newItemFiles.add(at: path)
+                let pending = newItemFiles.add(at: path, .init(permissions: mode & 0o7777, owner: creator))
                 try saves.startNewFile(inodes.inode(for: .newItemFile(pending)), at: path)
                 return CreatedFile(entry: try entry(for: .newItemFile(pending)), file: OpenedFile())
             }
             // Opened read-write whatever the mode: the creator may write a file it makes read-only.
             let descriptor = try plain.open(path, flags: O_RDWR | O_CREAT | (flags.rawValue & O_EXCL),
                                             mode: mode_t(mode & 0o7777))
+            do {
+                // The mode the kernel sent has the creator's umask applied already; this
+                // process's own umask must not take more bits away.
+                guard fchmod(descriptor, mode_t(mode & 0o7777)) == 0 else { throw Errno.current }
+                if let creator, fchown(descriptor, creator.uid, creator.gid) != 0 { throw Errno.current }
+            } catch {
+                close(descriptor)
+                throw error
+            }
             let entry = try entry(for: .plain(path))
             descriptors.keep(descriptor, for: entry.attributes.inode.rawValue)
             return CreatedFile(entry: entry, file: OpenedFile())
         }
     }
 
-    func makeNode(parent: UInt64, name: String, mode: UInt32, device: UInt64) throws -> Entry {
+    func makeNode(parent: UInt64, name: String, mode: UInt32, device: UInt64, creator: FileOwner? = nil) throws -> Entry {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
-            guard !PathRules.isItemPath(path) else { throw Errno.notPermitted }
-            guard mknod(plain.realPath(path), mode_t(mode), dev_t(device)) == 0 else { throw Errno.current }
+            try refuseItemName(path)
+            try plain.makeNode(path, mode: mode_t(mode), device: dev_t(device))
+            try plain.changeMode(path, to: mode_t(mode & 0o7777))
+            if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
             return try entry(for: .plain(path))
         }
     }
 
-    func makeDirectory(parent: UInt64, name: String, mode: UInt32) throws -> Entry {
+    func makeDirectory(parent: UInt64, name: String, mode: UInt32, creator: FileOwner? = nil) throws -> Entry {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
-            // A folder named like an item file would be hidden behind the item overlay.
-            guard !PathRules.isItemPath(path) else { throw Errno.notPermitted }
+            try refuseItemName(path)
             try plain.makeDirectory(path, mode: mode_t(mode & 0o7777))
+            // As for files: the umask was the creator's; a set-group-ID parent's bit is kept.
+            try plain.changeMode(path, to: mode_t(mode & 0o7777) | (try plain.status(path).st_mode & S_ISGID))
+            if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
             folders.watchForCloses(path)
             return try entry(for: .plain(path))
         }
     }
 
-    func makeSymlink(parent: UInt64, name: String, target: String) throws -> Entry {
+    func makeSymlink(parent: UInt64, name: String, target: String, creator: FileOwner? = nil) throws -> Entry {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
-            guard !PathRules.isItemPath(path) else { throw Errno.notPermitted }
+            try refuseItemName(path)
             try plain.symlink(path, target: target)
+            if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
             return try entry(for: .plain(path))
         }
+    }
+
+    /// Longest name a folder entry may have (`NAME_MAX`).
+    static let nameMax = 255
+
+    /// Only item files take `*.md` names in item folders: a folder, symlink or device node
+    /// there would be hidden behind the item overlay (`EPERM`), unless the name is taken (`EEXIST`).
+    private func refuseItemName(_ path: MountPath) throws {
+        guard PathRules.isItemPath(path) else { return }
+        throw resolve(path) != nil ? Errno.exists : Errno.notPermitted
     }
 
     // MARK: Removing
@@ -103,7 +130,7 @@ extension ShelfFileSystem {
             case .newItemFile(let pending):
                 newItemFiles.remove(pending)
             case .plain:
-                if let inode = inodes.kernelInode(for: .plain(path)) { descriptors.pin(inode, path: path, in: plain) }
+                keepOpenWhileKnown(path)
                 try plain.unlink(path)
                 inodes.detach(.plain(path))
             case .status:
@@ -123,6 +150,27 @@ extension ShelfFileSystem {
             guard !holdsItems(path) else { throw Errno.notEmpty }
             try plain.removeDirectory(path)
             inodes.detach(.plain(path))
+        }
+    }
+
+    /// Before plain file `path` loses its last name the mount knows: programs may hold it open,
+    /// so its file stays open (and readable, writable) until the kernel forgets its inode.
+    private func keepOpenWhileKnown(_ path: MountPath) {
+        guard let inode = inodes.kernelInode(for: .plain(path)), !inodes.hasOtherName(inode, than: path) else { return }
+        descriptors.pin(inode, path: path, in: plain)
+    }
+
+    /// `link`: another name for a plain file (a hard link). Items have exactly one path each:
+    /// `EPERM`, as on filesystems without hard links, so `cp -al` and `rsync -H` copy them.
+    func link(_ inode: UInt64, newParent: UInt64, newName: String) throws -> Entry {
+        try mutating {
+            let to = try writablePath(parent: newParent, name: newName)
+            guard case .plain(let from) = inodes.key(of: inode), descriptors.unlinked(inode) == nil,
+                  !PathRules.isItemPath(to) else { throw Errno.notPermitted }
+            guard resolve(to) == nil else { throw Errno.exists }
+            try plain.link(from, to: to)
+            _ = inodes.node(for: from, sharing: UInt64(try plain.status(from).st_ino))
+            return try entry(for: .plain(to))
         }
     }
 
@@ -154,6 +202,10 @@ extension ShelfFileSystem {
                 if case .item(let id)? = target { saves.served.wrote(id, by: renamer) }
                 try adoptPlainFile(from: from, to: to, replacing: target)
             case (.plain, false):
+                // Two names of one file: rename does nothing, as POSIX has it.
+                if target != nil, let source = try? plain.status(from), let other = try? plain.status(to),
+                   source.st_ino == other.st_ino, source.st_dev == other.st_dev { return }
+                if case .plain(let replaced)? = target, !plain.isDirectory(replaced) { keepOpenWhileKnown(replaced) }
                 try movePlain(from: from, to: to)
             case (.newItemFile(let pending), true):
                 try removeForReplacement(target)
@@ -186,7 +238,7 @@ extension ShelfFileSystem {
             newItemFiles.remove(pending)
         case .plain(let path):
             if plain.isDirectory(path) { throw Errno.isDirectory }
-            if let inode = inodes.kernelInode(for: .plain(path)) { descriptors.pin(inode, path: path, in: plain) }
+            keepOpenWhileKnown(path)
         case .status:
             throw Errno.accessDenied
         case nil:
@@ -288,10 +340,10 @@ extension ShelfFileSystem {
         let isFolder = plain.isDirectory(from)
         guard isFolder, holdsItems(from) else {
             try plain.rename(from, to: to)
+            inodes.detach(.plain(to))  // what it replaced
             if isFolder {
                 inodes.renameFolder(from, to: to)
             } else {
-                // One node moves: no walk over the table, whose size grows with the library.
                 inodes.renameFile(from, to: to)
             }
             return

@@ -46,8 +46,8 @@ import Synchronization
 ///    transaction (``busyItems()``). Debug builds assert both.
 /// 4. Short locks, each a leaf held for memory work only and never while waiting for anything:
 ///    a buffer's state, the buffer table, item index, inode table, descriptors, served
-///    versions, recent saves, recent unlinks (read inside a save's transaction), the kernel
-///    cache's queue, the log of repeated failures.
+///    versions, recent saves, recent unlinks (read inside a save's transaction), items' access
+///    times and owners, the kernel cache's queue, the log of repeated failures.
 ///
 /// Reads, writes and saves of existing items never take `namespaceLock`, so readers and
 /// writers of different files never queue behind one another; a namespace change saves the
@@ -73,6 +73,8 @@ final class ShelfFileSystem: Sendable {
     let folders: ItemFolders
     let newItemFiles = NewItemFiles()
     let recentUnlinks = RecentUnlinks()
+    let accessTimes = ItemAccessTimes()
+    let owners: ItemFileOwners
     let listings: FolderListings
     let saves: SavePipeline
     let statusFolder: StatusFolder
@@ -98,12 +100,13 @@ final class ShelfFileSystem: Sendable {
          downloadTimeout: Duration = .seconds(10)) throws {
         self.store = store
         announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
-        plain = PlainFileArea(root: store.plainFilesFolder)
+        plain = try PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
         let committer = ItemCommitter(store: store, conflicts: sync, recentUnlinks: recentUnlinks)
         let journal = try SavePipeline.replayJournal(of: store, into: committer, plain: plain, logger: logger)
         for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
+        owners = ItemFileOwners(try store.owners())
         let summaries = try store.summaries()
         index = ItemIndex(summaries)
         // Filling a placeholder makes a version of the bytes readers were served while it was
@@ -120,7 +123,7 @@ final class ShelfFileSystem: Sendable {
         statusFolder = StatusFolder(store: store, index: index, sync: sync)
         listings = FolderListings(index: index, inodes: inodes, plain: plain, folders: folders, newItemFiles: newItemFiles)
         saves = SavePipeline(store: store, journal: journal, idleSaveDelay: idleSaveDelay, index: index, inodes: inodes,
-                             plain: plain, folders: folders, newItemFiles: newItemFiles, kernel: kernel,
+                             plain: plain, folders: folders, newItemFiles: newItemFiles, owners: owners, kernel: kernel,
                              served: served, committer: committer, namespaceLock: namespaceLock, logger: logger)
         plain.removeLeftovers()
         let itemFolders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
@@ -187,17 +190,32 @@ final class ShelfFileSystem: Sendable {
     func attributes(of key: NodeKey, inode: UInt64) throws -> FileAttributes {
         switch key {
         case .plain(let path):
+            if let unlinked = descriptors.unlinked(inode) {
+                var info = stat()
+                guard fstat(unlinked.fd, &info) == 0 else { throw Errno.current }
+                return FileAttributes(info, inode: Inode(inode))
+            }
             return FileAttributes(try plain.status(path), inode: Inode(inode))
         case .item(let id):
             let shape = try itemShape(id, inode: inode)
             var attributes = Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
                                                  permissions: shape.permissions)
             attributes.isOnlineOnly = placeholder(inode) != nil
+            showKept(id, in: &attributes)
+            // Deleted, or replaced by a rename, while a program still has it open.
+            if index.summary(id: id) == nil || inodes.existingInode(for: key) != inode { attributes.linkCount = 0 }
             return attributes
-        case .newItemFile:
+        case .newItemFile(let pending):
             if let shape = saves.buffers.buffer(of: inode)?.shape {
-                return Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
-                                           permissions: shape.permissions ?? ItemRecord.defaultPermissions)
+                let creation = newItemFiles.creation(of: pending)
+                var attributes = Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
+                                                     permissions: shape.permissions ?? creation?.permissions
+                                                         ?? ItemRecord.defaultPermissions)
+                if let owner = creation?.owner {
+                    attributes.uid = owner.uid
+                    attributes.gid = owner.gid
+                }
+                return attributes
             }
             // Its first save made it an item meanwhile (and then let go of its buffer).
             if let current = inodes.key(of: inode), case .item = current { return try attributes(of: current, inode: inode) }
@@ -233,6 +251,15 @@ final class ShelfFileSystem: Sendable {
         return (file.content.count, Date(), ItemRecord.defaultPermissions)
     }
 
+    /// What the mount keeps of item `id`'s file besides the record: its access time and owner.
+    private func showKept(_ id: ItemID, in attributes: inout FileAttributes) {
+        if let accessed = accessTimes.time(of: id) { attributes.accessTime = accessed }
+        if let owner = owners.owner(of: id) {
+            attributes.uid = owner.uid
+            attributes.gid = owner.gid
+        }
+    }
+
     private static func fileAttributes(_ inode: UInt64, size: Int, modified: FileTime, permissions: UInt32) -> FileAttributes {
         FileAttributes(inode: Inode(inode), kind: .regular, permissions: permissions, size: UInt64(size),
                        accessTime: modified, modificationTime: modified, changeTime: modified)
@@ -252,16 +279,28 @@ final class ShelfFileSystem: Sendable {
 
     /// The kernel entry for `key`, which gives the kernel one more lookup of its inode.
     func entry(for key: NodeKey) throws -> Entry {
-        let node = inodes.nodes(for: [key])[0]
-        let attributes = try attributes(of: key, inode: node.inode)
+        var node = inodes.nodes(for: [key])[0]
+        var attributes = try attributes(of: key, inode: node.inode)
+        node = sharedNode(node, key: key, attributes: &attributes)
         sent([node])
         let timeout = timeout(for: key)
         return Entry(attributes: attributes, attributeTimeout: timeout, entryTimeout: timeout)
     }
 
+    /// The node every name of a hard-linked plain file shares (see ``InodeTable``), for an
+    /// entry of `key` about to be sent with `attributes` (which then carry its number).
+    private func sharedNode(_ node: InodeTable.Node, key: NodeKey, attributes: inout FileAttributes) -> InodeTable.Node {
+        guard case .plain(let path) = key, attributes.linkCount > 1, attributes.kind != .directory,
+              let info = try? plain.status(path) else { return node }
+        let shared = inodes.node(for: path, sharing: UInt64(info.st_ino))
+        attributes.inode = Inode(shared.inode)
+        return shared
+    }
+
     // MARK: Lookup and listing
 
     func lookup(parent: UInt64, name: String) throws -> Entry {
+        guard name.utf8.count <= Self.nameMax else { throw Errno.nameTooLong }
         let path = try folderPath(parent).appending(name)
         guard let key = resolve(path) else { return .negative(timeout: Self.negativeTimeout) }
         return try entry(for: key)
@@ -323,8 +362,9 @@ final class ShelfFileSystem: Sendable {
 
     /// One name of a `readdirplus` batch.
     enum ListingEntry {
-        /// The name with its entry and attributes: one more lookup of its inode for the kernel.
-        case full(Entry)
+        /// The name with its entry and attributes: one more lookup of its inode (`node`) for
+        /// the kernel.
+        case full(Entry, InodeTable.Node)
         /// The name alone: the kernel already holds the item's entry, fresh.
         case nameOnly
         /// The name went away since the listing was made.
@@ -351,12 +391,14 @@ final class ShelfFileSystem: Sendable {
                 var attributes = Self.fileAttributes(listed.inode, size: shape.size, modified: FileTime(shape.modified),
                                                      permissions: shape.permissions)
                 attributes.isOnlineOnly = shape.isPlaceholder
+                if let id = listed.slot?.id { showKept(id, in: &attributes) }
                 return .full(Entry(attributes: attributes, attributeTimeout: Self.cacheTimeout,
-                                   entryTimeout: Self.cacheTimeout))
+                                   entryTimeout: Self.cacheTimeout), listed.node)
             }
-            guard let attributes = try? attributes(of: listed.key, inode: listed.inode) else { return .gone }
+            guard var attributes = try? attributes(of: listed.key, inode: listed.inode) else { return .gone }
+            let node = sharedNode(listed.node, key: listed.key, attributes: &attributes)
             let timeout = timeout(for: listed.key)
-            return .full(Entry(attributes: attributes, attributeTimeout: timeout, entryTimeout: timeout))
+            return .full(Entry(attributes: attributes, attributeTimeout: timeout, entryTimeout: timeout), node)
         }
     }
 
@@ -400,7 +442,8 @@ extension FileAttributes {
         func time(_ spec: timespec) -> FileTime { FileTime(seconds: Int64(spec.tv_sec), nanoseconds: Int32(spec.tv_nsec)) }
         self.init(inode: inode, kind: FileKind(mode: info.st_mode) ?? .regular, permissions: info.st_mode & 0o7777,
                   size: UInt64(info.st_size), linkCount: UInt32(info.st_nlink), uid: info.st_uid, gid: info.st_gid,
-                  accessTime: time(info.st_atim), modificationTime: time(info.st_mtim), changeTime: time(info.st_ctim))
+                  accessTime: time(info.st_atim), modificationTime: time(info.st_mtim), changeTime: time(info.st_ctim),
+                  deviceNumber: UInt64(info.st_rdev))
     }
 }
 

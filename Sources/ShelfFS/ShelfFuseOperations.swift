@@ -17,6 +17,8 @@ public final class ShelfFuseOperations: FuseOperations {
     private let syncEngine: SyncEngine?
     /// Where `shelf` commands ask this mount to commit closed saves; nil until attached.
     private let control = Mutex<MountControl.Server?>(nil)
+    /// Whether other users may reach the mount (``letOtherUsersIn()``): the files they create are theirs.
+    private let othersAllowed = Mutex(false)
     /// Folder listings by `opendir` handle: one consistent snapshot per open, so offsets hold.
     private let listings = Mutex<(next: UInt64, open: [UInt64: OpenListing])>((1, [:]))
     /// Reads of placeholders that cannot be downloaded, logged without repeating.
@@ -110,6 +112,24 @@ public final class ShelfFuseOperations: FuseOperations {
         PlainFileArea.finishRemovals()
     }
 
+    /// A mount with `--allow-other`: its root opens to other users (read and search, as a
+    /// disk filesystem's home of shared files would be; the library folder itself stays the
+    /// owner's alone), and files other users create through it belong to them.
+    public func letOtherUsersIn() throws {
+        othersAllowed.withLock { $0 = true }
+        let root = fileSystem.plain
+        let mode = try root.status(.root).st_mode & 0o7777
+        if mode & 0o055 != 0o055 { try root.changeMode(.root, to: mode | 0o055) }
+    }
+
+    /// Who a file created by `request` belongs to when not the mount's owner: another user's,
+    /// through a mount others may use, when this process may give files away (root).
+    private func creator(_ request: Request) -> FileOwner? {
+        guard FileAttributes.processUID == 0, othersAllowed.withLock({ $0 }),
+              request.uid != FileAttributes.processUID || request.gid != FileAttributes.processGID else { return nil }
+        return FileOwner(uid: request.uid, gid: request.gid)
+    }
+
     /// The path an inode stands for, from the inode table and the index (short locks only).
     public func describe(_ inode: Inode) -> String? {
         fileSystem.inodes.key(of: inode.rawValue).flatMap { fileSystem.path(of: $0)?.rawValue }
@@ -161,7 +181,9 @@ public final class ShelfFuseOperations: FuseOperations {
 
     public func mknod(_ request: Request, parent: Inode, name: String, mode: UInt32, device: UInt64,
                       reply: EntryReply) {
-        answer(reply) { try fileSystem.makeNode(parent: parent.rawValue, name: name, mode: mode, device: device) }
+        answer(reply) {
+            try fileSystem.makeNode(parent: parent.rawValue, name: name, mode: mode, device: device, creator: creator(request))
+        }
     }
 
     public func mkdir(_ request: Request, parent: Inode, name: String, mode: UInt32, reply: EntryReply) {
@@ -170,7 +192,7 @@ public final class ShelfFuseOperations: FuseOperations {
                let key = fileSystem.announcer.createdNode(at: try fileSystem.folderPath(parent.rawValue).appending(name)) {
                 return try fileSystem.entry(for: key)
             }
-            return try fileSystem.makeDirectory(parent: parent.rawValue, name: name, mode: mode)
+            return try fileSystem.makeDirectory(parent: parent.rawValue, name: name, mode: mode, creator: creator(request))
         }
     }
 
@@ -187,7 +209,9 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func symlink(_ request: Request, parent: Inode, name: String, target: String, reply: EntryReply) {
-        answer(reply) { try fileSystem.makeSymlink(parent: parent.rawValue, name: name, target: target) }
+        answer(reply) {
+            try fileSystem.makeSymlink(parent: parent.rawValue, name: name, target: target, creator: creator(request))
+        }
     }
 
     public func rename(_ request: Request, parent: Inode, name: String, newParent: Inode, newName: String,
@@ -201,7 +225,7 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func link(_ request: Request, inode: Inode, newParent: Inode, newName: String, reply: EntryReply) {
-        reply.fail(Errno.notPermitted)  // one file, one name: an item has exactly one path
+        answer(reply) { try fileSystem.link(inode.rawValue, newParent: newParent.rawValue, newName: newName) }
     }
 
     /// Always `ENOSYS`: the first answer makes the kernel open every file itself from then on
@@ -218,7 +242,7 @@ public final class ShelfFuseOperations: FuseOperations {
                let key = fileSystem.announcer.createdNode(at: try fileSystem.folderPath(parent.rawValue).appending(name)) {
                 return CreatedFile(entry: try fileSystem.entry(for: key), file: OpenedFile())
             }
-            return try fileSystem.create(parent: parent.rawValue, name: name, mode: mode, flags: flags)
+            return try fileSystem.create(parent: parent.rawValue, name: name, mode: mode, flags: flags, creator: creator(request))
         }
     }
 
@@ -300,9 +324,9 @@ public final class ShelfFuseOperations: FuseOperations {
             filling: for ((position, name), entry) in zip(zip(Int(offset)..., listed), entries) {
                 let nextOffset = Int64(position + 1)
                 switch entry {
-                case .full(let entry):
+                case .full(let entry, let node):
                     guard batch.add(name: name.name, entry: entry, nextOffset: nextOffset) else { break filling }
-                    if !name.isDotEntry { counted.append(name.node) }
+                    if !name.isDotEntry { counted.append(node) }
                 case .nameOnly:
                     guard batch.addNameOnly(name: name.name, inode: Inode(name.inode), kind: .regular,
                                             nextOffset: nextOffset) else { break filling }

@@ -51,6 +51,7 @@ public final class ShelfMount: Sendable {
                                                                             allowOther: options.allowOther,
                                                                             debug: options.debug))
         syncRunner = engine.map { SyncRunner(engine: $0, interval: options.syncInterval, logger: Logger(label: "shelf.sync")) }
+        if options.allowOther { try operations.letOtherUsersIn() }
         try session.mount(at: mountpoint)
         operations.attach(to: session, at: mountpoint)
     }

@@ -186,6 +186,17 @@ enum Schema {
                 ALTER TABLE item_history ADD COLUMN chunks BLOB;
                 """)
         }
+        migrator.registerMigration("v11: owners of item files") { db in
+            // Set by `chown`, or by another user creating the file through `--allow-other`
+            // (``FileOwner``); an item without a row belongs to the mount's owner.
+            try db.execute(sql: """
+                CREATE TABLE item_owner (
+                    item_id TEXT PRIMARY KEY REFERENCES item(id) ON DELETE CASCADE,
+                    uid INTEGER NOT NULL,
+                    gid INTEGER NOT NULL
+                ) WITHOUT ROWID
+                """)
+        }
         return migrator
     }
 }

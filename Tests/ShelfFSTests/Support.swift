@@ -41,14 +41,15 @@ final class TestLibrary: @unchecked Sendable {
     /// Mounts the library with the real kernel, runs `body`, and always unmounts.
     /// `idleSaveDelay`: long by default, so that only a writer's close (or `fsync`) saves in time
     /// for the test's checks, which is what the tests mean to show. `sync`: the engine of a
-    /// linked library, which fills placeholders.
+    /// linked library, which fills placeholders. `allowOther`: as `shelf mount --allow-other`.
     func withMount<T>(idleSaveDelay: TimeInterval = 60, sync: SyncEngine? = nil, downloadTimeout: Duration = .seconds(10),
-                      _ body: (TestMount) throws -> T) throws -> T {
+                      allowOther: Bool = false, _ body: (TestMount) throws -> T) throws -> T {
         let operations = try ShelfFuseOperations(store: store, idleSaveDelay: idleSaveDelay, sync: sync,
                                                  downloadTimeout: downloadTimeout)
         mounted.withLock { $0 = operations }
         defer { mounted.withLock { $0 = nil } }
-        let options = ShelfFuseOperations.mountOptions(filesystemName: "shelf-test")
+        if allowOther { try operations.letOtherUsersIn() }
+        let options = ShelfFuseOperations.mountOptions(filesystemName: "shelf-test", allowOther: allowOther)
         return try TestMount.withMount(operations, options: options) { mount in
             operations.attach(to: mount.session, at: mount.mountpoint)
             return try body(mount)
