@@ -221,4 +221,121 @@ extension ShelfFileSystem {
     func statistics() throws -> FilesystemStatistics {
         try FilesystemStatistics.of(path: plain.root.path)
     }
+
+    // MARK: Attributes
+
+    func attributes(of inode: UInt64) throws -> FileAttributes {
+        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
+        return try attributes(of: key, inode: inode)
+    }
+
+    func attributes(of key: NodeKey, inode: UInt64) throws -> FileAttributes {
+        switch key {
+        case .plain(let path):
+            if let unlinked = descriptors.unlinked(inode) {
+                var info = stat()
+                guard fstat(unlinked.fd, &info) == 0 else { throw Errno.current }
+                return FileAttributes(info, inode: Inode(inode))
+            }
+            return FileAttributes(try plain.status(path), inode: Inode(inode))
+        case .item(let id):
+            let shape = try itemShape(id, inode: inode)
+            var attributes = Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
+                                                 permissions: shape.permissions)
+            attributes.isOnlineOnly = placeholder(inode) != nil
+            showKept(id, in: &attributes)
+            // Deleted, or replaced by a rename, while a program still has it open.
+            if index.summary(id: id) == nil || inodes.existingInode(for: key) != inode { attributes.linkCount = 0 }
+            return attributes
+        case .newItemFile(let pending):
+            if let shape = saves.buffers.buffer(of: inode)?.shape {
+                let creation = newItemFiles.creation(of: pending)
+                var attributes = Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
+                                                     permissions: shape.permissions ?? creation?.permissions
+                                                         ?? ItemRecord.defaultPermissions)
+                if let owner = creation?.owner {
+                    attributes.uid = owner.uid
+                    attributes.gid = owner.gid
+                }
+                return attributes
+            }
+            // Its first save made it an item meanwhile (and then let go of its buffer).
+            if let current = inodes.key(of: inode), case .item = current { return try attributes(of: current, inode: inode) }
+            return Self.fileAttributes(inode, size: 0, modified: .now, permissions: ItemRecord.defaultPermissions)
+        case .status(let name):
+            if name.isEmpty {
+                let time = statusFolder.folderTime
+                return FileAttributes(inode: Inode(inode), kind: .directory, permissions: 0o555, linkCount: 2,
+                                      accessTime: time, modificationTime: time, changeTime: time)
+            }
+            let snapshot = try statusFolder.refreshedSnapshot(of: name)
+            return FileAttributes(inode: Inode(inode), kind: .regular, permissions: 0o444,
+                                  size: UInt64(snapshot.bytes.count), accessTime: snapshot.modified,
+                                  modificationTime: snapshot.modified, changeTime: snapshot.modified)
+        }
+    }
+
+    /// Size and modification time of an item inode: of its held bytes if any (unsaved writes, or
+    /// the version a replaced file shows), otherwise of the item as the index knows it. An
+    /// item deleted while a program still holds its file shows its last bytes.
+    private func itemShape(_ id: ItemID, inode: UInt64) throws -> (size: Int, modified: Date, permissions: UInt32) {
+        // The buffer first, then the index: a save updates the index before it lets go of the
+        // buffer, so read in this order the two never show a state older than both.
+        if let shape = saves.buffers.buffer(of: inode)?.shape {
+            return (shape.size, shape.modified,
+                    shape.permissions ?? index.summary(id: id)?.permissions ?? ItemRecord.defaultPermissions)
+        }
+        if let summary = index.summary(id: id) {
+            saves.served.sized(inode, as: summary.version)
+            return (summary.size, summary.modified, summary.permissions)
+        }
+        guard let file = try store.file(id: id) else { throw Errno.noEntry }
+        return (file.content.count, Date(), ItemRecord.defaultPermissions)
+    }
+
+    /// What the mount keeps of item `id`'s file besides the record: its access time and owner.
+    func showKept(_ id: ItemID, in attributes: inout FileAttributes) {
+        if let accessed = accessTimes.time(of: id) { attributes.accessTime = accessed }
+        if let owner = owners.owner(of: id) {
+            attributes.uid = owner.uid
+            attributes.gid = owner.gid
+        }
+    }
+
+    static func fileAttributes(_ inode: UInt64, size: Int, modified: FileTime, permissions: UInt32) -> FileAttributes {
+        FileAttributes(inode: Inode(inode), kind: .regular, permissions: permissions, size: UInt64(size),
+                       accessTime: modified, modificationTime: modified, changeTime: modified)
+    }
+
+    /// Attributes as the kernel caches them (`getattr`, `setattr`): they are fresh there now.
+    func cachedAttributes(of inode: UInt64) throws -> CachedAttributes {
+        let attributes = try attributes(of: inode)
+        kernel.staleAttributes.refreshed([inode])
+        return CachedAttributes(attributes, timeout: timeout(for: inodes.key(of: inode)))
+    }
+
+    func timeout(for key: NodeKey?) -> Duration {
+        if case .status = key { return Self.statusTimeout }
+        return Self.cacheTimeout
+    }
+
+    /// The kernel entry for `key`, which gives the kernel one more lookup of its inode.
+    func entry(for key: NodeKey) throws -> Entry {
+        var node = inodes.nodes(for: [key])[0]
+        var attributes = try attributes(of: key, inode: node.inode)
+        node = sharedNode(node, key: key, attributes: &attributes)
+        sent([node])
+        let timeout = timeout(for: key)
+        return Entry(attributes: attributes, attributeTimeout: timeout, entryTimeout: timeout)
+    }
+
+    /// The node every name of a hard-linked plain file shares (see ``InodeTable``), for an
+    /// entry of `key` about to be sent with `attributes` (which then carry its number).
+    func sharedNode(_ node: InodeTable.Node, key: NodeKey, attributes: inout FileAttributes) -> InodeTable.Node {
+        guard case .plain(let path) = key, attributes.linkCount > 1, attributes.kind != .directory,
+              let info = try? plain.status(path) else { return node }
+        let shared = inodes.node(for: path, sharing: UInt64(info.st_ino))
+        attributes.inode = Inode(shared.inode)
+        return shared
+    }
 }
