@@ -228,12 +228,7 @@ final class InodeTable: Sendable {
     func renameFile(_ from: MountPath, to: MountPath) {
         state.withLock { state in
             guard let node = state.byKey.removeValue(forKey: .plain(from)) else { return }
-            if node.key == .plain(from) {
-                node.key = .plain(to)
-            } else if let other = node.otherPaths.firstIndex(of: from) {
-                node.otherPaths[other] = to
-            }
-            state.byKey[.plain(to)] = node
+            Self.rename(node, from: from, to: to, in: &state)
             state.generation += 1
         }
     }
@@ -246,17 +241,19 @@ final class InodeTable: Sendable {
                 return (path, node)
             }
             for (path, _) in moving { state.byKey[.plain(path)] = nil }
-            for (path, node) in moving {
-                let moved = path.replacingPrefix(from, with: to)
-                if node.key == .plain(path) {
-                    node.key = .plain(moved)
-                } else if let other = node.otherPaths.firstIndex(of: path) {
-                    node.otherPaths[other] = moved
-                }
-                state.byKey[.plain(moved)] = node
-            }
+            for (path, node) in moving { Self.rename(node, from: path, to: path.replacingPrefix(from, with: to), in: &state) }
             state.generation += 1
         }
+    }
+
+    /// Gives `node` the name `to` in place of `from` (its key or one of its other names).
+    private static func rename(_ node: Node, from: MountPath, to: MountPath, in state: inout State) {
+        if node.key == .plain(from) {
+            node.key = .plain(to)
+        } else if let other = node.otherPaths.firstIndex(of: from) {
+            node.otherPaths[other] = to
+        }
+        state.byKey[.plain(to)] = node
     }
 
     private static func drop(_ node: Node, from state: inout State) {
