@@ -123,8 +123,9 @@ extension ShelfFileSystem {
         if size != indexed, try store.downloadState(of: id) != nil { throw PlaceholderDownloads.NotHere(id: id) }
     }
 
-    /// Up to `size` bytes of `inode` at `offset`, for `reader` (nil: not known).
-    func read(_ inode: UInt64, offset: Int64, size: Int, for reader: ProcessID? = nil) throws -> [UInt8] {
+    /// Up to `size` bytes of `inode` at `offset`, for `reader` (nil: not known; asked only when
+    /// an item's stored bytes are served).
+    func read(_ inode: UInt64, offset: Int64, size: Int, for reader: @autoclosure () -> ProcessID? = nil) throws -> [UInt8] {
         guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
         kernel.staleAttributes.markStale(inode)
         switch key {
@@ -132,16 +133,16 @@ extension ShelfFileSystem {
             if downloads.isLinked { lastReads.withLock { $0[id] = Date() } }
             if let bytes = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             if downloads.isLinked, let content = downloads.fetchedContent(of: id) {
-                if let version = index.version(of: id) { saves.served.served(id, version: version, to: reader) }
+                if let version = index.version(of: id) { saves.served.served(id, version: version, to: reader()) }
                 return Self.slice(content, offset: Int(offset), size: size)
             }
             let (version, bytes) = try storedBytes(of: id, inode: inode, offset: Int(offset), size: size)
-            saves.served.served(id, version: version, to: reader)
+            saves.served.served(id, version: version, to: reader())
             return bytes
         case .newItemFile:
             if let bytes = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
             // Its first save made it an item meanwhile (and then let go of its buffer).
-            if case .item? = inodes.key(of: inode) { return try read(inode, offset: offset, size: size, for: reader) }
+            if case .item? = inodes.key(of: inode) { return try read(inode, offset: offset, size: size, for: reader()) }
             return []
         case .plain(let path):
             let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: false)
@@ -165,12 +166,13 @@ extension ShelfFileSystem {
     /// Writes `data` at `offset` (at the end when `appending`); returns the count written.
     /// Item files' writes go to the ``SavePipeline``, to be saved later; `writer`: who wrote
     /// (nil: not known), whose last read the save is merged against.
-    func write(_ inode: UInt64, offset: Int64, data: [UInt8], appending: Bool, by writer: ProcessID? = nil) throws -> Int {
+    func write(_ inode: UInt64, offset: Int64, data: [UInt8], appending: Bool,
+               by writer: @autoclosure () -> ProcessID? = nil) throws -> Int {
         guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
         kernel.staleAttributes.markStale(inode)
         switch key {
         case .item, .newItemFile:
-            if case .item(let id) = key { saves.served.wrote(id, by: writer) }
+            if case .item(let id) = key { saves.served.wrote(id, by: writer()) }
             // Writes land among the bytes the file has: a placeholder gets them first.
             if let id = placeholder(inode) { try downloadNow(id) }
             try saves.apply(.write(offset: Int(offset), data: data, appending: appending), to: inode, key: key)

@@ -11,7 +11,8 @@ extension ShelfFileSystem {
     // MARK: Attributes changes
 
     /// `writer`: who asked (nil: not known); a size change is a write.
-    func setAttributes(_ inode: UInt64, changes: AttributeChanges, by writer: ProcessID? = nil) throws -> CachedAttributes {
+    func setAttributes(_ inode: UInt64, changes: AttributeChanges,
+                       by writer: @autoclosure () -> ProcessID? = nil) throws -> CachedAttributes {
         guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
         switch key {
         case .plain(let path):
@@ -37,7 +38,7 @@ extension ShelfFileSystem {
             // A size change truncates or extends what the file shows, saved like a write.
             if let size = changes.size {
                 if let id = placeholder(inode) { try downloadNow(id) }
-                if case .item(let id) = key { saves.served.wrote(id, by: writer) }
+                if case .item(let id) = key { saves.served.wrote(id, by: writer()) }
                 try saves.apply(.resize(Int(size)), to: inode, key: key)
             }
             // Mode bits and the modification time are the item's (rsync -a, cp -p, tar keep

@@ -182,7 +182,7 @@ extension ShelfFileSystem {
 
     /// `renamer`: who asked (nil: not known); a file renamed over an item is its writer's save.
     func rename(parent: UInt64, name: String, newParent: UInt64, newName: String, flags: RenameFlags,
-                by renamer: ProcessID? = nil) throws {
+                by renamer: @autoclosure () -> ProcessID? = nil) throws {
         try saveBeforeMoving(parent: parent, name: name)
         try saveBeforeMoving(parent: newParent, name: newName)
         try mutating {
@@ -199,7 +199,7 @@ extension ShelfFileSystem {
             case (.item(let id), false):
                 try releaseItem(id, to: to, replacing: target)
             case (.plain, true):
-                if case .item(let id)? = target { saves.served.wrote(id, by: renamer) }
+                if case .item(let id)? = target { saves.served.wrote(id, by: renamer()) }
                 try adoptPlainFile(from: from, to: to, replacing: target)
             case (.plain, false):
                 // Two names of one file: rename does nothing, as POSIX has it.
