@@ -137,12 +137,14 @@ struct ItemCommitter: Sendable {
         let base = try readBase(of: source, id: id, current: current, among: readFrom, with: writer)
         guard let base else { return Outcome(record: try saveOnTop()) }
         let merge = base.bytes.map { ItemMerge.merge(base: $0, older: current.content, newer: source, kind: kind) } ?? .conflict
-        // A save that shows its own bytes continues the line it was read from: a copy that kept
-        // those bytes aside when they lost is retired, so successive saves leave one copy.
-        let retireCopiesOfBase = { if let bytes = base.bytes { try writer.retireConflictCopies(holding: bytes, beside: path.rawValue) } }
+        // A save that shows its own bytes (merged as they are, or winning a conflict) continues
+        // the line it was read from: a copy that kept those bytes aside when they lost is
+        // retired, so successive saves leave one copy.
+        var showsSavedBytes = true
+        if case .merged(let merged) = merge { showsSavedBytes = merged == source }
+        if showsSavedBytes, let bytes = base.bytes { try writer.retireConflictCopies(holding: bytes, beside: path.rawValue) }
         switch merge {
         case .merged(let merged) where merged == source:
-            try retireCopiesOfBase()
             return Outcome(record: try saveOnTop())
         case .merged(let merged):
             let saved = try saveOnTop()
@@ -151,7 +153,6 @@ struct ItemCommitter: Sendable {
             }
             return Outcome(record: saved, merged: result)
         case .conflict:
-            try retireCopiesOfBase()
             // What the current state is, asked before the save replaces it.
             let aside = try conflicts?.asideCopy(ofCurrentStateOf: id, with: writer)
             var outcome = Outcome(record: try saveOnTop())
