@@ -25,7 +25,7 @@ extension StoreWriter {
             let name = String(ItemPath.fileName(of: path))
             let safe = FileNaming.safeName(of: name)
             guard safe != name else { continue }
-            let folder = String(path.dropLast(name.utf8.count))
+            let folder = String(ItemPath.folder(of: path)) + "/"
             let target = folder + FileNaming.uniqued(safe) { taken.contains(folder + $0) }
             taken.insert(target)
             renames.append(SafeRename(from: path, to: target, rewrittenLinks: []))

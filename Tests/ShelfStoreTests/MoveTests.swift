@@ -124,4 +124,13 @@ struct SafeNameTests {
         #expect(try library.store.record(id: safe.item.id)?.path == safe.path, "safe names stay")
         #expect(try library.store.write { try $0.renameToSafeNames(dryRun: false) }.isEmpty, "a second run has nothing to do")
     }
+
+    /// A name of characters longer than a byte each moves within its own folder.
+    @Test func unsafeNamesWithAccentsStayInTheirFolder() throws {
+        let library = try TestLibrary()
+        let note = try library.store.insert(.note(Sample.note("Café #1 – Crème")), path: "Notes/Café #1 – Crème.md")
+        let renames = try library.store.write { try $0.renameToSafeNames(dryRun: false) }
+        #expect(renames.map(\.to) == ["Notes/Café 1 – Crème.md"])
+        #expect(try library.store.record(id: note.item.id)?.path == "Notes/Café 1 – Crème.md")
+    }
 }
