@@ -121,7 +121,7 @@ final class ServedVersions: Sendable {
 
     /// The kernel was given the size of `version` for item inode `inode`.
     func sized(_ inode: UInt64, as version: Int64) {
-        sized([(inode, version)])
+        state.withLock { $0.sizedByInode[inode] = version }
     }
 
     /// The kernel was given the sizes of these item inodes' versions (a listing).
