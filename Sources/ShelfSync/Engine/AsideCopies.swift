@@ -22,11 +22,12 @@ extension ChangeApplier {
     /// the losing change alone (``asideID(of:)``), and it is pushed like an item made here: a
     /// device that met the same edits another way (rebasing its own edit onto them) keeps the
     /// same loser aside under the same id, and the copies meet in the cloud as one item.
-    func keepConflictCopy(_ bytes: Data, of older: CloudChange, against newer: CloudChange) throws {
+    /// `beside`: the path of the file it is a copy of.
+    func keepConflictCopy(_ bytes: Data, of older: CloudChange, beside path: String) throws {
         let older = try author(of: older)
         let copyID = Self.asideID(of: older)
         guard try writer.storedItem(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
-        _ = try writer.saveConflictCopy(bytes, id: copyID, kind: kind, beside: newer.path, time: older.time,
+        _ = try writer.saveConflictCopy(bytes, id: copyID, kind: kind, beside: path, time: older.time,
                                         device: deviceName(older.device), tag: Self.asideTag(copyID))
     }
 
@@ -141,7 +142,7 @@ extension SyncEngine: SaveConflicts {
             if author.hash == local.state.hash {
                 let copyID = ChangeApplier.asideID(of: author)
                 return AsideCopy(id: copyID, time: author.time,
-                                 device: deviceNames.withLock { $0[author.device] } ?? String(author.device.prefix(8)),
+                                 device: knownDeviceName(author.device),
                                  tag: ChangeApplier.asideTag(copyID))
             }
         }

@@ -126,7 +126,7 @@ struct ChangeApplier {
                 content = bytes
             case .conflict:
                 logger.debug("\(device) cannot merge \(older.id) and \(newer.id) over \(base?.id ?? "no base"): conflict copy")
-                try keepConflictCopy(olderContent, of: older, against: newer)
+                try keepConflictCopy(olderContent, of: older, beside: newer.path)
             }
         }
         state.hash = ContentHash(of: content)
@@ -300,18 +300,15 @@ struct ChangeApplier {
                     guard let kind = ItemKind(rawValue: remote.kind) else { return true }
                     targetBytes = newer
                     isOnTopOfRemote = !(localIsNewer && base != nil)
-                    // Every device whose own edit beats `remote` keeps it aside: the copy's id
-                    // derives from the edit whose bytes lost, so they all make one item, not one each.
-                    let lost = try author(of: remote)
-                    // A local edit that loses continues this device's line from `base`: its copy
-                    // takes over from that line's earlier one.
-                    if !localIsNewer, let base { try retireCopy(of: base, continuedOn: device) }
-                    let copyID = localIsNewer ? Self.asideID(of: lost) : ItemID.generate()
-                    if try writer.storedItem(id: copyID) == nil {
-                        _ = try writer.saveConflictCopy(older, id: copyID, kind: kind, beside: local.path,
-                                                        time: localIsNewer ? lost.time : local.modified,
-                                                        device: deviceName(localIsNewer ? lost.device : device),
-                                                        tag: localIsNewer ? Self.asideTag(copyID) : nil)
+                    if localIsNewer {
+                        // Every device whose own edit beats `remote` keeps it aside alike.
+                        try keepConflictCopy(older, of: remote, beside: local.path)
+                    } else {
+                        // A local edit that loses continues this device's line from `base`: its
+                        // copy takes over from that line's earlier one.
+                        if let base { try retireCopy(of: base, continuedOn: device) }
+                        _ = try writer.saveConflictCopy(older, kind: kind, beside: local.path, time: local.modified,
+                                                        device: deviceName(device))
                     }
                 }
             }

@@ -409,7 +409,13 @@ public final class SyncEngine: Sendable {
             // A name fit for messages and conflict copies' file names, else the id stands.
             for device in devices where CloudInputRules.isDeviceName(device.name) { names[device.id] = device.name }
         }
-        return deviceNames.withLock { $0[id] } ?? String(id.prefix(8))
+        return knownDeviceName(id)
+    }
+
+    /// Device `id`'s name as far as this engine has learnt it, without asking the cloud (inside
+    /// a store transaction); else the start of its id.
+    func knownDeviceName(_ id: DeviceID) -> String {
+        deviceNames.withLock { $0[id] } ?? String(id.prefix(8))
     }
 
     /// Runs `body` holding the library's sync lock (an `flock` on `sync.lock`, waited for).
