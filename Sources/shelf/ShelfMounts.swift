@@ -16,10 +16,8 @@ enum ShelfMounts {
             .map(\.mountpoint)
     }
 
-    /// The library's mountpoints whose mount process is gone.
-    static func deadMountpoints(ofLibrary folder: URL) -> [String] {
-        mountpoints(ofLibrary: folder).filter(MountTable.isDisconnected)
-    }
+    /// Whether the mount at `mountpoint` lost its process (the kernel ended its connection).
+    static func isDisconnected(_ mountpoint: String) -> Bool { MountTable.isDisconnected(mountpoint) }
 
     /// Makes `path` ready to mount on: a dead Shelf mount there (its process was killed) is
     /// cleared, so the new mount replays its journal and takes over; a live mount or another

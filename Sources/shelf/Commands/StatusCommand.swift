@@ -54,6 +54,7 @@ struct StatusCommand: ParsableCommand {
                              errors: ($0.draftDiagnostics ?? []).map(\.description))
             }
         }
+        let mounted = ShelfMounts.mountpoints(ofLibrary: store.folder)
         let status = Status(
             library: store.folder.path,
             books: items.filter { $0.kind == .book }.count,
@@ -64,8 +65,8 @@ struct StatusCommand: ParsableCommand {
             setAside: SaveJournal.setAside(library: store.folder).map { Status.SetAside(bytes: $0.bytes, why: $0.why) },
             tooLarge: TooLargeFiles.list(plainFiles: store.plainFilesFolder).map { Status.TooLarge(path: $0.path, size: $0.size) },
             changeSequence: try store.lastSequence(),
-            mountedAt: ShelfMounts.mountpoints(ofLibrary: store.folder),
-            deadMounts: ShelfMounts.deadMountpoints(ofLibrary: store.folder),
+            mountedAt: mounted,
+            deadMounts: mounted.filter(ShelfMounts.isDisconnected),
             sync: try SyncStatus.of(store)?.summary ?? "not linked to a cloud copy")
         if json { return try printJSON(status) }
 
