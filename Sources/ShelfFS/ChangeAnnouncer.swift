@@ -9,8 +9,10 @@ import Synchronization
 ///
 /// The kernel raises inotify events only for operations that pass through it, never for what a
 /// FUSE daemon changes on its own. So this type repeats each change through the mount point
-/// from its own thread, as a program would: an update is an open for writing, a truncate to
-/// the size the file has and a close (`IN_MODIFY`, `IN_CLOSE_WRITE`); a new item is a create
+/// from its own thread, as a program would: an update is an open for writing, an allocation
+/// that keeps the size and a close (`IN_MODIFY`, `IN_CLOSE_WRITE`) — not a truncate, whose
+/// answered size the kernel takes even over a newer one another reader got meanwhile, leaving
+/// it cutting reads short of the bytes the mount serves; a new item is a create
 /// (`IN_CREATE`), a new folder a `mkdir`; a rename is a rename (`IN_MOVED_FROM`/`IN_MOVED_TO`); a delete an unlink
 /// (`IN_DELETE`). The store already holds each
 /// change, so the mount answers this thread's requests from the view before it — a new name
@@ -147,8 +149,7 @@ final class ChangeAnnouncer: @unchecked Sendable {
         case .modified(let path):
             let file = open(mountpoint + "/" + path.rawValue, O_WRONLY | O_CLOEXEC | O_NOFOLLOW)
             guard file >= 0 else { return }
-            var info = stat()
-            if fstat(file, &info) == 0 { _ = ftruncate(file, info.st_size) }
+            _ = LinuxCalls.fallocate(file, LinuxCalls.keepSize, 0, 1)
             close(file)
         case .created(let path, _):
             let file = open(mountpoint + "/" + path.rawValue, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0o644)

@@ -1,12 +1,14 @@
 import Glibc
 
 /// Linux system calls that Swift's Glibc module does not import (`<sys/xattr.h>`, `<malloc.h>`,
-/// `renameat2` and `gettid`, which need `_GNU_SOURCE`), resolved once from the C library by name.
+/// `renameat2`, `gettid` and `fallocate`, which need `_GNU_SOURCE`), resolved once from the C
+/// library by name.
 enum LinuxCalls {
     static let xattrCreate: Int32 = 1  // XATTR_CREATE
     static let xattrReplace: Int32 = 2  // XATTR_REPLACE
     static let timeOmit = (1 << 30) - 2  // UTIME_OMIT
     static let openPath: Int32 = 0o10000000  // O_PATH: a descriptor that only names a file
+    static let keepSize: Int32 = 1  // FALLOC_FL_KEEP_SIZE
 
     typealias GetAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeMutableRawPointer?, Int) -> Int
     typealias SetAttribute = @convention(c) (UnsafePointer<CChar>, UnsafePointer<CChar>, UnsafeRawPointer?, Int, Int32) -> Int32
@@ -15,6 +17,7 @@ enum LinuxCalls {
     typealias RenameAt2 = @convention(c) (Int32, UnsafePointer<CChar>, Int32, UnsafePointer<CChar>, UInt32) -> Int32
     typealias GetThreadID = @convention(c) () -> Int32
     typealias MallocOption = @convention(c) (Int32, Int32) -> Int32
+    typealias Allocate = @convention(c) (Int32, Int32, off_t, off_t) -> Int32
 
     nonisolated(unsafe) static let lgetxattr: GetAttribute = resolve("lgetxattr")
     nonisolated(unsafe) static let lsetxattr: SetAttribute = resolve("lsetxattr")
@@ -24,6 +27,7 @@ enum LinuxCalls {
     /// The calling thread's kernel id: what FUSE requests carry as their pid.
     nonisolated(unsafe) static let gettid: GetThreadID = resolve("gettid")
     nonisolated(unsafe) static let mallopt: MallocOption = resolve("mallopt")
+    nonisolated(unsafe) static let fallocate: Allocate = resolve("fallocate")
 
     /// Puts the calling thread behind the request handlers (nice 10): for work nobody waits on,
     /// which then takes the cores the programs using the mount leave free.

@@ -32,12 +32,16 @@ final class ServedVersions: Sendable {
         var readOrder: [ItemID] = []
         /// Who wrote each item since it was last saved; nil inside: a writer not known.
         var writersSinceSave: [ItemID: Set<ProcessID?>] = [:]
+        /// The version each placeholder's fill made, by the placeholder's: a read served the
+        /// fetched bytes as the placeholder's version may be noted after the fill.
+        var fills: [ItemID: (placeholder: Int64, fill: Int64)] = [:]
     }
     private let state = Mutex(State())
 
     /// A read of item `id` by `reader` (nil: not known) was answered with the bytes of `version`.
     func served(_ id: ItemID, version: Int64, to reader: ProcessID? = nil) {
         state.withLock { state in
+            let version = state.fills[id].flatMap { $0.placeholder == version ? $0.fill : nil } ?? version
             if let reader { Self.note(reader, read: version, of: id, in: &state) }
             guard state.servedByItem[id]?.last != version else { return }
             Self.append(version, to: &state.servedByItem[id, default: []])
@@ -57,6 +61,7 @@ final class ServedVersions: Sendable {
             Self.append(version, to: &served)
             state.servedByItem[id] = served
             state.readByProcess[id] = state.readByProcess[id]?.mapValues(replacingPlaceholder)
+            state.fills[id] = (version - 1, version)
         }
     }
 
@@ -92,6 +97,7 @@ final class ServedVersions: Sendable {
         if !startsAgain { served(id, version: version) }
         state.withLock { state in
             if startsAgain { state.servedByItem[id] = [version] }
+            state.fills[id] = nil
             if let inode { state.sizedByInode[inode] = version }
             for case let writer? in state.writersSinceSave.removeValue(forKey: id) ?? [] {
                 state.readByProcess[id]?[writer] = nil

@@ -167,11 +167,17 @@ public final class ShelfFuseOperations: FuseOperations {
         answer(reply) { try fileSystem.cachedAttributes(of: inode.rawValue) }
     }
 
-    /// The announcer's truncate to the same size only raises `IN_MODIFY`: it changes nothing.
     public func setattr(_ request: Request, inode: Inode, changes: AttributeChanges, reply: AttributesReply) {
+        answer(reply) { try fileSystem.setAttributes(inode.rawValue, changes: changes, by: process(of: request)) }
+    }
+
+    /// Only the announcer's allocation that keeps the size, which raises `IN_MODIFY` and changes
+    /// nothing. Anyone else is told `EOPNOTSUPP`, not `ENOSYS` (which would turn the
+    /// announcer's off for good); glibc's `posix_fallocate` then writes the zeros itself.
+    public func fallocate(_ request: Request, inode: Inode, handle: UInt64, mode: Int32, offset: Int64,
+                          length: Int64, reply: EmptyReply) {
         answer(reply) {
-            if fileSystem.announcer.isAnnouncing(request.pid) { return try fileSystem.cachedAttributes(of: inode.rawValue) }
-            return try fileSystem.setAttributes(inode.rawValue, changes: changes, by: process(of: request))
+            guard fileSystem.announcer.isAnnouncing(request.pid), mode == LinuxCalls.keepSize else { throw Errno.notSupported }
         }
     }
 

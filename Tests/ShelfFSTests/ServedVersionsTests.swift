@@ -48,4 +48,12 @@ import ShelfModel
         served.wrote(note, by: editor)
         #expect(served.readFrom(note) == [6])
     }
+
+    /// A reader served the fetched bytes just before the fill may be noted just after it.
+    @Test func aReadOfAPlaceholderNotedAfterItsFillStandsForTheFill() {
+        served.filled(note, version: 6)
+        served.served(note, version: 5, to: editor)
+        served.wrote(note, by: editor)
+        #expect(served.readFrom(note) == [6])
+    }
 }
