@@ -9,10 +9,17 @@ import ShelfStore
 /// changes (``FolderChangeSignal``; at least every `fallback` interval), updates the item
 /// index and queues invalidations on the session's notifier.
 ///
+/// A changed item reaches the kernel as a disk filesystem's rename over the file would (how
+/// Syncthing and every atomic save deliver one): its name gets another inode at the next
+/// lookup, while the inode programs already hold keeps the bytes it showed until they let go.
+/// A reader never sees a file change between its `fstat` and its `read` (Foundation, Node and
+/// git read exactly the size `fstat` gave), and the kernel never holds a size of other bytes
+/// than those its inode serves.
+///
 /// Only what the kernel holds is invalidated (inodes with a lookup count, names in folders it
-/// has looked up); a folder whose names change also loses the kernel's cached listing. A file with unsaved writes keeps its pages (its save keeps both sides as a
-/// conflict copy). Changes this mount made itself are already in the index at the same version
-/// and cost nothing.
+/// has looked up); a folder whose names change also loses the kernel's cached listing. A file
+/// with unsaved writes keeps its pages (its save keeps both sides as a conflict copy). Changes
+/// this mount made itself are already in the index at the same version and cost nothing.
 final class ChangeFollower: @unchecked Sendable {
     private let fileSystem: ShelfFileSystem
     private let fallback: TimeInterval
@@ -99,12 +106,18 @@ final class ChangeFollower: @unchecked Sendable {
         let index = fileSystem.index
         var known: ItemSummary?
         var current: ItemSummary?
+        // The item file the kernel holds, kept at the version it shows before the index moves on.
+        var kept: (inode: UInt64, version: Int64)?
         repeat {
             known = index.summary(id: id)
             current = try fileSystem.store.summary(id: id)
             if known == current { return }
             if let current {
                 for folder in try fileSystem.folders.ensure(MountPath(current.path).parent) { announceName(folder) }
+            }
+            if let known, let current, known.version != current.version, !known.isPlaceholder, kept?.version != known.version,
+               let inode = fileSystem.inodes.kernelInode(for: .item(id)), try fileSystem.saves.keepShown(inode, version: known.version) {
+                kept = (inode, known.version)
             }
         } while !index.put(current, for: id, ifStill: known)
         // A newer placeholder state: bytes fetched for the one it replaced are not its.
@@ -125,7 +138,12 @@ final class ChangeFollower: @unchecked Sendable {
         }
         if let itemInode, let known, let current, !isDirty {
             if known.version != current.version {
-                fileSystem.invalidate(.content(Inode(itemInode)))
+                if kept?.inode == itemInode {
+                    fileSystem.inodes.detach(.item(id))
+                    forgetName(MountPath(current.path), deletedInode: nil)
+                } else {
+                    fileSystem.invalidate(.content(Inode(itemInode)))
+                }
             } else if known.modified != current.modified || known.permissions != current.permissions {
                 fileSystem.invalidate(.attributes(Inode(itemInode)))
             }

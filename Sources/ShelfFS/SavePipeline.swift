@@ -188,7 +188,7 @@ final class SavePipeline: Sendable {
     /// item, an invalid one is kept as its draft; either way the record is committed on return.
     func save(_ inode: UInt64) throws {
         guard let buffer = buffers.buffer(of: inode), buffer.isDirty else { return }
-        if let replaced = buffer.takeReplaced() { keepShown(replaced) }
+        if let replaced = buffer.takeReplaced() { try keepShown(replaced) }
         let isNew = if case .newItemFile = inodes.key(of: inode) { true } else { false }
         if isNew { namespaceLock.lock() }
         defer { if isNew { namespaceLock.unlock() } }
@@ -249,7 +249,7 @@ final class SavePipeline: Sendable {
     func commitRenamed(_ bytes: [UInt8], at path: MountPath, into target: ItemCommitter.Target,
                        carrying metadata: ItemCommitter.FileMetadata, as inode: UInt64?) throws -> ItemCommitter.Outcome {
         let outcome = try committer.commit(bytes, at: path, into: target, modified: metadata.modified, carrying: metadata)
-        noteSaved(outcome.record, through: inode)
+        noteSaved(outcome.record)
         return outcome
     }
 
@@ -293,12 +293,23 @@ final class SavePipeline: Sendable {
         }
     }
 
-    /// Keeps what the item file `inode` shows now as its bytes, for the programs still reading
-    /// it after a rename replaced it and before the save of its replacement changes the store.
-    private func keepShown(_ inode: UInt64) {
-        guard case .item(let id)? = inodes.key(of: inode), let file = try? store.file(id: id) else { return }
+    /// Keeps what the item file `inode` shows now (`version`; nil: the stored one) as its bytes,
+    /// for the programs still reading it once another file took its name: a rename over it, or
+    /// a change from elsewhere. Returns false when it holds bytes of its own already, or that
+    /// version is no longer kept.
+    @discardableResult
+    func keepShown(_ inode: UInt64, version: Int64? = nil) throws -> Bool {
+        guard case .item(let id)? = inodes.key(of: inode), buffers.buffer(of: inode) == nil else { return false }
+        let file: (version: Int64, content: Data)?
+        if let version {
+            file = try store.file(id: id, version: version).map { (version, $0) }
+        } else {
+            file = try store.file(id: id)
+        }
+        guard let file else { return false }
         buffers.freeze(inode, bytes: Array(file.content), version: file.version,
                        modified: index.summary(id: id)?.modified ?? Date())
+        return true
     }
 
     /// Where an item or new item file is now (nil for a trashed item).
@@ -337,7 +348,7 @@ final class SavePipeline: Sendable {
     /// file when the save came through a replaced one. Writes that came after the saved bytes
     /// are saved on top of them.
     private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64) -> ItemBuffer.Saved {
-        noteSaved(outcome.record, through: inode)
+        noteSaved(outcome.record)
         if let aside = outcome.keptAside {
             logger.notice("\(outcome.record.path) was saved from version \(aside.readFrom), and changed elsewhere meanwhile (version \(aside.changedTo)) in the same lines: the save wins, and the other side is kept as \(aside.copy)")
         }
@@ -352,9 +363,9 @@ final class SavePipeline: Sendable {
     /// needs no invalidation), and the bytes are kept for the reads that follow. A merge on
     /// top of them reaches the index through the follower, like any change from elsewhere, which
     /// has the kernel drop the saved pages and tells watchers the file changed.
-    func noteSaved(_ record: ItemRecord, through inode: UInt64?) {
+    func noteSaved(_ record: ItemRecord) {
         index.put(ItemSummary(record))
         recentSaves.keep(record.item.id, version: record.version, content: record.content)
-        served.saved(record.item.id, version: record.version, through: inode, startsAgain: !record.content.isEmpty)
+        served.saved(record.item.id, version: record.version, startsAgain: !record.content.isEmpty)
     }
 }

@@ -1,20 +1,14 @@
 import Synchronization
 import ShelfModel
 
-/// What the mount has shown of each item, for the two questions a change from elsewhere
-/// raises while programs hold the old bytes:
-///
-/// - **Which version a save was made from.** A save is merged against the version its bytes
-///   came from (``ItemCommitter``), so a program that read a file before a change from
-///   elsewhere arrived does not undo that change by writing back what it read. The best answer
-///   is the version the writing process itself last read (an editor reads, then writes), kept
-///   per process. A writer the mount never served (it read pages the kernel kept, or wrote
-///   without reading) may have read any version handed to readers since this mount last saved
-///   the item: the kernel can only hold pages of bytes the mount served.
-/// - **Which size the kernel holds.** The version of each item inode whose size the kernel was
-///   last given. Until the kernel drops its copy (the change follower's invalidation) it cuts
-///   every read at that size, so reads serve that version's bytes: a reader never gets a newer
-///   version cut short, and what it writes back never loses its end.
+/// Which versions of each item the mount has shown, for the question a change from elsewhere
+/// raises while programs hold the old bytes: which version a save was made from. A save is
+/// merged against the version its bytes came from (``ItemCommitter``), so a program that read
+/// a file before a change from elsewhere arrived does not undo that change by writing back what
+/// it read. The best answer is the version the writing process itself last read (an editor
+/// reads, then writes), kept per process. A writer the mount never served (it read pages the
+/// kernel kept, or wrote without reading) may have read any version handed to readers since
+/// this mount last saved the item: the kernel can only hold pages of bytes the mount served.
 final class ServedVersions: Sendable {
     /// How many versions are remembered per item; older ones are unlikely bases and, if one is,
     /// the save keeps the other side as a conflict copy instead of merging.
@@ -24,7 +18,6 @@ final class ServedVersions: Sendable {
     private static let rememberedReads = 16_384
     private struct State {
         var servedByItem: [ItemID: [Int64]] = [:]
-        var sizedByInode: [UInt64: Int64] = [:]
         /// The versions each process read of an item since it last wrote it, most recent last
         /// (by thread group: editors read and write from different threads); items in the
         /// order they were first read.
@@ -89,16 +82,14 @@ final class ServedVersions: Sendable {
         }
     }
 
-    /// This mount saved item `id` at `version` through `inode`, whose size in the kernel is the
-    /// saved bytes'. `startsAgain`: from now on its writers start from there; an emptied file
-    /// is more likely the middle of an editor's save, whose bytes come from what was read.
-    /// Its writers hold the saved bytes from now on.
-    func saved(_ id: ItemID, version: Int64, through inode: UInt64?, startsAgain: Bool) {
+    /// This mount saved item `id` at `version`. `startsAgain`: from now on its writers start
+    /// from there; an emptied file is more likely the middle of an editor's save, whose bytes
+    /// come from what was read. Its writers hold the saved bytes from now on.
+    func saved(_ id: ItemID, version: Int64, startsAgain: Bool) {
         if !startsAgain { served(id, version: version) }
         state.withLock { state in
             if startsAgain { state.servedByItem[id] = [version] }
             state.fills[id] = nil
-            if let inode { state.sizedByInode[inode] = version }
             for case let writer? in state.writersSinceSave.removeValue(forKey: id) ?? [] {
                 state.readByProcess[id]?[writer] = nil
                 Self.note(writer, read: version, of: id, in: &state)
@@ -123,28 +114,5 @@ final class ServedVersions: Sendable {
         versions.removeAll { $0 == version }
         versions.append(version)
         if versions.count > kept { versions.removeFirst(versions.count - kept) }
-    }
-
-    /// The kernel was given the size of `version` for item inode `inode`.
-    func sized(_ inode: UInt64, as version: Int64) {
-        state.withLock { $0.sizedByInode[inode] = version }
-    }
-
-    /// The kernel was given the sizes of these item inodes' versions (a listing).
-    func sized(_ entries: [(inode: UInt64, version: Int64)]) {
-        guard !entries.isEmpty else { return }
-        state.withLock { state in
-            for (inode, version) in entries { state.sizedByInode[inode] = version }
-        }
-    }
-
-    /// The version whose size the kernel holds for `inode`, if it was given one.
-    func sizedVersion(of inode: UInt64) -> Int64? {
-        state.withLock { $0.sizedByInode[inode] }
-    }
-
-    /// The kernel forgot `inode`.
-    func forget(_ inode: UInt64) {
-        _ = state.withLock { $0.sizedByInode.removeValue(forKey: inode) }
     }
 }

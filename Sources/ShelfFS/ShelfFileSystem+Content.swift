@@ -85,12 +85,11 @@ extension ShelfFileSystem {
     /// pages before it, so ranges of a large file would cost its size squared.
     static let rangeReadLimit = 1 << 20
 
-    /// Up to `size` bytes at `offset` of what a read of item inode `inode` serves, and their
-    /// version: those of the version whose size the kernel was last given, which cuts every
-    /// read there until the change follower's invalidation reaches it — so a reader never gets
-    /// a newer version cut short.
-    private func storedBytes(of id: ItemID, inode: UInt64, offset: Int, size: Int) throws -> (version: Int64, bytes: [UInt8]) {
-        let version = saves.served.sizedVersion(of: inode) ?? index.version(of: id)
+    /// Up to `size` bytes at `offset` of item `id`'s current version, and that version. (A file
+    /// the kernel holds never changes under its readers: a change from elsewhere gives the item
+    /// another inode, and the one they hold keeps its bytes — see ``ChangeFollower``.)
+    private func storedBytes(of id: ItemID, offset: Int, size: Int) throws -> (version: Int64, bytes: [UInt8]) {
+        let version = index.version(of: id)
         if let version, let content = saves.recentSaves.content(of: id, version: version)
             ?? saves.recentReads.content(of: id, version: version) {
             return (version, Self.slice(content, offset: offset, size: size))
@@ -136,7 +135,7 @@ extension ShelfFileSystem {
                 if let version = index.version(of: id) { saves.served.served(id, version: version, to: reader()) }
                 return Self.slice(content, offset: Int(offset), size: size)
             }
-            let (version, bytes) = try storedBytes(of: id, inode: inode, offset: Int(offset), size: size)
+            let (version, bytes) = try storedBytes(of: id, offset: Int(offset), size: size)
             saves.served.served(id, version: version, to: reader())
             return bytes
         case .newItemFile:

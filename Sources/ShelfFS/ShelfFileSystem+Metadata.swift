@@ -287,7 +287,6 @@ extension ShelfFileSystem {
                     shape.permissions ?? index.summary(id: id)?.permissions ?? ItemRecord.defaultPermissions)
         }
         if let summary = index.summary(id: id) {
-            saves.served.sized(inode, as: summary.version)
             return (summary.size, summary.modified, summary.permissions)
         }
         guard let file = try store.file(id: id) else { throw Errno.noEntry }

@@ -194,7 +194,6 @@ final class ShelfFileSystem: Sendable {
     func forget(_ inode: UInt64, count: UInt64) {
         guard inodes.forget(inode, count: count) else { return }
         descriptors.forget(inode)
-        saves.served.forget(inode)
         saves.buffers.releaseIfSaved(inode)
     }
 
@@ -264,13 +263,10 @@ final class ShelfFileSystem: Sendable {
         let held = saves.buffers.heldInodes()
         let nameOnly = itemsFreshInKernel(listed, except: held)
         var shapes = index.shapes(zip(listed, nameOnly).compactMap { $1 ? nil : $0.slot }).makeIterator()
-        var sized: [(inode: UInt64, version: Int64)] = []
-        defer { saves.served.sized(sized) }
         return zip(listed, nameOnly).map { listed, nameOnly in
             if nameOnly { return .nameOnly }
             let shape = listed.slot.flatMap { _ in shapes.next() ?? nil }
             if let shape, !held.contains(listed.inode) {
-                sized.append((listed.inode, shape.version))
                 var attributes = Self.fileAttributes(listed.inode, size: shape.size, modified: FileTime(shape.modified),
                                                      permissions: shape.permissions)
                 attributes.isOnlineOnly = shape.isPlaceholder

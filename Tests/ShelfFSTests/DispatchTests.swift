@@ -304,21 +304,27 @@ import ShelfStore
 
         try fs.saves.save(plan.rawValue)
         _ = try poll()  // the save's own changes (and its conflict copy)
+        let saved = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         try changeElsewhere("Two.\n")
-        #expect(try poll() == [.content(plan)])
+        #expect(try poll() == [.content(notes), .entry(parent: notes, name: "Plan.md")],
+                "the name stands for another file from its next lookup, as after a rename over it")
+        #expect(String(decoding: try fs.read(plan.rawValue, offset: 0, size: 4096), as: UTF8.self) == saved.text,
+                "the file programs hold keeps the bytes it showed")
+        let current = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode
+        #expect(current != plan)
 
         let last = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         let id = last.item.id
         try library.reopened().write { try $0.trash(id: id) }
-        #expect(try poll() == [.content(notes), .deletion(parent: notes, child: plan, name: "Plan.md")])
-        #expect(String(decoding: try fs.read(plan.rawValue, offset: 0, size: 4096), as: UTF8.self) == last.text,
+        #expect(try poll() == [.content(notes), .deletion(parent: notes, child: current, name: "Plan.md")])
+        #expect(String(decoding: try fs.read(current.rawValue, offset: 0, size: 4096), as: UTF8.self) == last.text,
                 "a program holding the deleted file still reads it")
 
         try library.reopened().write { _ = try $0.restore(id: id) }
         #expect(try poll() == [.entry(parent: notes, name: "Plan.md"), .content(notes)],
                 "back: its cached \"no such file\" goes, and the folder's cached listing")
         try library.reopened().write { try $0.trash(id: id) }
-        #expect(try poll() == [.content(notes), .deletion(parent: notes, child: plan, name: "Plan.md")])
+        #expect(try poll() == [.content(notes), .deletion(parent: notes, child: current, name: "Plan.md")])
     }
 
     @Test func ownSavesNeedNoInvalidation() throws {
@@ -329,8 +335,9 @@ import ShelfStore
         #expect(try poll().isEmpty)
     }
 
-    /// The first read after a save is answered from the saved bytes, never once the item moved on.
-    @Test func readsAfterASaveShowItsBytesUntilAChangeFromElsewhere() throws {
+    /// The first read after a save is answered from the saved bytes; a change from elsewhere
+    /// comes as another file at the name, and the one read so far keeps showing the saved bytes.
+    @Test func readsAfterASaveShowItsBytesAndAChangeFromElsewhereIsAnotherFile() throws {
         let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
         let plan = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode.rawValue
         _ = try fs.write(plan, offset: 0, data: Array("More.\n".utf8), appending: true)
@@ -343,7 +350,9 @@ import ShelfStore
         _ = try poll()
         let changed = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         #expect(changed.text.contains("One."))
-        #expect(String(decoding: try fs.read(plan, offset: 0, size: 1 << 20), as: UTF8.self) == changed.text)
+        #expect(String(decoding: try fs.read(plan, offset: 0, size: 1 << 20), as: UTF8.self) == saved.text)
+        let current = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode.rawValue
+        #expect(String(decoding: try fs.read(current, offset: 0, size: 1 << 20), as: UTF8.self) == changed.text)
     }
 
     /// What a program writes to a file deleted elsewhere meanwhile brings the item back.

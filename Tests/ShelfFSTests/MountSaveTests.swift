@@ -243,6 +243,38 @@ import ShelfStore
         }
     }
 
+    /// A program that took a file's size before a change from elsewhere and reads after it — as
+    /// Foundation, Node and git do, reading exactly the size `fstat` gave — reads the version it
+    /// sized, whole: the change comes as another file at the name, as a rename over it would on
+    /// a disk, and the file the program holds keeps its bytes.
+    @Test func aReaderThatSizedAFileBeforeAChangeElsewhereReadsThatVersionWhole() throws {
+        let library = try TestLibrary()
+        let note = try library.addNote()
+        try library.withMount { mount in
+            let path = mount.path(note.path)
+            let file = try mount.perform { open(path, O_RDONLY) }
+            try #require(file >= 0)
+            defer { close(file) }
+            let sized = try mount.perform { () -> Int in
+                var info = stat()
+                return fstat(file, &info) == 0 ? Int(info.st_size) : -1
+            }
+            #expect(sized == note.text.utf8.count)
+
+            guard case .note(var changed) = note.item else { Issue.record("the sample is a note"); return }
+            changed.content += "A longer line from elsewhere.\n"
+            let updated = try library.reopened().update(.note(changed))
+            #expect(try eventually(within: .seconds(10)) { try mount.text(note.path) == updated.text },
+                    "the name shows the new version")
+            let read = try mount.perform { () -> [UInt8] in
+                var bytes = [UInt8](repeating: 0, count: sized + 4096)
+                let count = pread(file, &bytes, bytes.count, 0)
+                return Array(bytes.prefix(max(count, 0)))
+            }
+            #expect(String(decoding: read, as: UTF8.self) == note.text, "the open file reads the version it sized")
+        }
+    }
+
     /// Changes from another process show in the mount without a remount (how soon is a
     /// benchmark's claim; the deadline here only keeps a hang from passing).
     @Test func changesFromAnotherProcessShowWithoutARemount() throws {

@@ -37,7 +37,7 @@ import ShelfModel
     @Test func aSaveStartsItsWriterAgainFromWhatItSaved() {
         served.served(note, version: 1, to: editor)
         served.wrote(note, by: editor)
-        served.saved(note, version: 4, through: nil, startsAgain: true)
+        served.saved(note, version: 4, startsAgain: true)
         served.wrote(note, by: editor)
         #expect(served.readFrom(note) == [4])
     }
