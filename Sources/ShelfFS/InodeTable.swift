@@ -21,7 +21,8 @@ enum NodeKey: Hashable, Sendable {
 /// files are found by the real file's inode number (``node(for:sharing:)``).
 ///
 /// Items keep their number for the life of the mount (the kernel may forget and look up again
-/// and still see the same file); plain entries are dropped when the kernel forgets them, so the
+/// and still see the same file) until a change from elsewhere gives them another (``detach(_:)``);
+/// plain entries are dropped when the kernel forgets them, so the
 /// table grows with what the kernel holds plus the number of items ever looked up — never with
 /// open files, because Shelf holds no descriptor per item.
 final class InodeTable: Sendable {
@@ -121,6 +122,12 @@ final class InodeTable: Sendable {
         }
     }
 
+    /// For each of `nodes`, whether it still stands for its key: not detached from it since (an
+    /// item changed elsewhere, a plain name replaced).
+    func areCurrent(_ nodes: [Node]) -> [Bool] {
+        state.withLock { state in nodes.map { state.byKey[$0.key] === $0 } }
+    }
+
     /// The inode numbered for `key`, if any.
     func existingInode(for key: NodeKey) -> UInt64? {
         state.withLock { $0.byKey[key]?.inode }
@@ -169,8 +176,9 @@ final class InodeTable: Sendable {
         }
     }
 
-    /// The plain path `path` is gone (unlinked, or replaced by a rename). A file with another
-    /// name keeps its inode under that name.
+    /// The plain path `path` is gone (unlinked, or replaced by a rename; a file with another name
+    /// keeps its inode under that name), or item `key` changed elsewhere: its next lookup numbers
+    /// another inode, and the one the kernel holds is dropped once forgotten.
     func detach(_ key: NodeKey) {
         state.withLock { state in
             guard let node = state.byKey.removeValue(forKey: key) else { return }

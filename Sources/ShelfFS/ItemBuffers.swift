@@ -61,14 +61,16 @@ final class ItemBuffer: Sendable {
         self.journal = journal
     }
 
-    /// Up to `size` bytes at `offset`; nil once detached (the store has these bytes now).
-    func read(offset: Int, size: Int) throws(Errno) -> [UInt8]? {
-        try state.withLock { state throws(Errno) -> [UInt8]? in
+    /// Up to `size` bytes at `offset`, and the item version they are when no writes changed
+    /// them (a file kept at what it showed); nil once detached (the store has these bytes now).
+    func read(offset: Int, size: Int) throws(Errno) -> (bytes: [UInt8], version: Int64?)? {
+        try state.withLock { state throws(Errno) -> (bytes: [UInt8], version: Int64?)? in
             guard !state.detached else { return nil }
-            guard offset < state.size else { return [] }
+            let version = state.dirty ? nil : state.baseVersion
+            guard offset < state.size else { return ([], version) }
             let count = min(state.size - offset, size)
-            if let entry = state.journal { return try journal.read(entry, offset: offset, count: count) }
-            return Array(state.held[offset..<offset + count])
+            if let entry = state.journal { return (try journal.read(entry, offset: offset, count: count), version) }
+            return (Array(state.held[offset..<offset + count]), version)
         }
     }
 

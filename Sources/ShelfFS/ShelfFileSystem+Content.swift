@@ -130,7 +130,11 @@ extension ShelfFileSystem {
         switch key {
         case .item(let id):
             if downloads.isLinked { lastReads.withLock { $0[id] = Date() } }
-            if let bytes = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            if let held = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) {
+                // A file kept at what it showed is that version to whoever reads it.
+                if let version = held.version { saves.served.served(id, version: version, to: reader()) }
+                return held.bytes
+            }
             if downloads.isLinked, let content = downloads.fetchedContent(of: id) {
                 if let version = index.version(of: id) { saves.served.served(id, version: version, to: reader()) }
                 return Self.slice(content, offset: Int(offset), size: size)
@@ -139,7 +143,7 @@ extension ShelfFileSystem {
             saves.served.served(id, version: version, to: reader())
             return bytes
         case .newItemFile:
-            if let bytes = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return bytes }
+            if let held = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return held.bytes }
             // Its first save made it an item meanwhile (and then let go of its buffer).
             if case .item? = inodes.key(of: inode) { return try read(inode, offset: offset, size: size, for: reader()) }
             return []

@@ -247,7 +247,8 @@ final class ShelfFileSystem: Sendable {
         /// The name with its entry and attributes: one more lookup of its inode (`node`) for
         /// the kernel.
         case full(Entry, InodeTable.Node)
-        /// The name alone: the kernel already holds the item's entry, fresh.
+        /// The name alone: the kernel already holds the item's entry, fresh, or its file was
+        /// replaced since the listing was made.
         case nameOnly
         /// The name went away since the listing was made.
         case gone
@@ -258,10 +259,13 @@ final class ShelfFileSystem: Sendable {
     /// updating it again — when a large folder's cached listing has to be made again without
     /// anything having changed, it then costs little more than a plain `readdir`. Items'
     /// attributes come from one pass over the index under one lock, not a lookup per name; the
-    /// names with held bytes are asked one by one.
+    /// names with held bytes are asked one by one. A name whose file was replaced since the
+    /// listing was made (see ``ChangeFollower``) is sent alone too: the kernel looks up its new
+    /// file, rather than keeping the name on the old one.
     func entries(for listed: ArraySlice<Listed>) -> [ListingEntry] {
         let held = saves.buffers.heldInodes()
-        let nameOnly = itemsFreshInKernel(listed, except: held)
+        let current = inodes.areCurrent(listed.map(\.node))
+        let nameOnly = zip(itemsFreshInKernel(listed, except: held), current).map { $0 || !$1 }
         var shapes = index.shapes(zip(listed, nameOnly).compactMap { $1 ? nil : $0.slot }).makeIterator()
         return zip(listed, nameOnly).map { listed, nameOnly in
             if nameOnly { return .nameOnly }

@@ -334,7 +334,7 @@ public final class ShelfFuseOperations: FuseOperations {
                     guard batch.add(name: name.name, entry: entry, nextOffset: nextOffset) else { break filling }
                     if !name.isDotEntry { counted.append(node) }
                 case .nameOnly:
-                    guard batch.addNameOnly(name: name.name, inode: Inode(name.inode), kind: .regular,
+                    guard batch.addNameOnly(name: name.name, inode: Inode(name.inode), kind: fileSystem.listings.kind(of: name),
                                             nextOffset: nextOffset) else { break filling }
                 case .gone:
                     continue  // vanished since opendir: skipped, as a real folder would

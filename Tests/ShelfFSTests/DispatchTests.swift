@@ -355,6 +355,36 @@ import ShelfStore
         #expect(String(decoding: try fs.read(current, offset: 0, size: 1 << 20), as: UTF8.self) == changed.text)
     }
 
+    /// A program that reads the file it holds after a change elsewhere gave the name another
+    /// file read the version that file keeps: its next save is merged against that version.
+    @Test func aReadOfAKeptFileIsThatVersionToItsReader() throws {
+        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
+        let plan = try fs.lookup(parent: notes.rawValue, name: "Plan.md").attributes.inode.rawValue
+        let shown = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        try changeElsewhere("One.\n")
+        _ = try poll()
+        let editor: ProcessID = 4242
+        _ = try fs.read(plan, offset: 0, size: 1 << 20, for: editor)
+        fs.saves.served.wrote(shown.item.id, by: editor)
+        #expect(fs.saves.served.readFrom(shown.item.id) == [shown.version])
+    }
+
+    /// A listing made before a change from elsewhere hands the kernel the changed name alone,
+    /// never an entry of the file it replaced (which the kernel would then keep the name on).
+    @Test func aListingMadeBeforeAChangeElsewhereSendsTheChangedNameAlone() throws {
+        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode.rawValue
+        let plan = try fs.lookup(parent: notes, name: "Plan.md").attributes.inode.rawValue
+        let listed = try fs.list(notes).filter { $0.name == "Plan.md" }
+        #expect(listed.map(\.inode) == [plan])
+        try changeElsewhere("One.\n")
+        _ = try poll()
+        let entries = fs.entries(for: listed[...])
+        guard case .nameOnly? = entries.first else {
+            Issue.record("the replaced file's entry was sent: \(entries)")
+            return
+        }
+    }
+
     /// What a program writes to a file deleted elsewhere meanwhile brings the item back.
     @Test func writesToAnItemDeletedElsewhereBringItBack() throws {
         let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode
