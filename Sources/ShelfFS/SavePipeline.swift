@@ -295,11 +295,12 @@ final class SavePipeline: Sendable {
 
     /// Keeps what the item file `inode` shows now (`version`; nil: the stored one) as its bytes,
     /// for the programs still reading it once another file took its name: a rename over it, or
-    /// a change from elsewhere. Returns false when it holds bytes of its own already, or that
-    /// version is no longer kept.
+    /// a change from elsewhere. Bytes it holds already are what it shows; returns false when
+    /// they are unsaved writes, or that version is no longer kept.
     @discardableResult
     func keepShown(_ inode: UInt64, version: Int64? = nil) throws -> Bool {
-        guard case .item(let id)? = inodes.key(of: inode), buffers.buffer(of: inode) == nil else { return false }
+        guard case .item(let id)? = inodes.key(of: inode) else { return false }
+        if let held = buffers.buffer(of: inode) { return !held.isDirty }
         let file: (version: Int64, content: Data)?
         if let version {
             file = try store.file(id: id, version: version).map { (version, $0) }
