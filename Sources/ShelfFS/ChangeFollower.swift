@@ -139,8 +139,7 @@ final class ChangeFollower: @unchecked Sendable {
         if let itemInode, let known, let current, !isDirty {
             if known.version != current.version {
                 if kept?.inode == itemInode {
-                    fileSystem.inodes.detach(.item(id))
-                    forgetName(MountPath(current.path), deletedInode: nil)
+                    fileSystem.saves.giveAnotherFile(to: id, at: MountPath(current.path))
                 } else {
                     fileSystem.invalidate(.content(Inode(itemInode)))
                 }

@@ -143,15 +143,26 @@ final class InodeTable: Sendable {
     }
 
     /// The kernel dropped `count` references to `inode`. Returns true when it no longer knows
-    /// the inode at all.
+    /// the inode at all. `holdsWrites`: the inode's file has writes not saved yet, which are
+    /// saved into what it stands for, so a file replaced since (no longer its key's) stays
+    /// numbered until ``dropForgotten(_:)``.
     @discardableResult
-    func forget(_ inode: UInt64, count: UInt64) -> Bool {
+    func forget(_ inode: UInt64, count: UInt64, holdsWrites: Bool = false) -> Bool {
         state.withLock { state in
             guard inode != Self.rootInode, let node = state.nodes[inode] else { return false }
             node.lookups -= min(count, node.lookups)
             guard node.lookups == 0 else { return false }
-            if !Self.keepsNumber(node.key) || state.byKey[node.key] !== node { Self.drop(node, from: &state) }
+            let isReplaced = state.byKey[node.key] !== node
+            if !Self.keepsNumber(node.key) || (isReplaced && !holdsWrites) { Self.drop(node, from: &state) }
             return true
+        }
+    }
+
+    /// Drops `inode` if the kernel forgot it and it was replaced (its writes are saved now).
+    func dropForgotten(_ inode: UInt64) {
+        state.withLock { state in
+            guard let node = state.nodes[inode], node.lookups == 0, state.byKey[node.key] !== node else { return }
+            Self.drop(node, from: &state)
         }
     }
 

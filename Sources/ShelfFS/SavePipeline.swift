@@ -122,7 +122,7 @@ final class SavePipeline: Sendable {
             if case .item(let id) = key { return .item(id, baseVersion: version) }
             return .newFile(path: path(of: key)?.rawValue ?? "")
         })
-        scheduler.wrote(inode)
+        if case .item = key, !isCurrentFile(inode) { scheduler.wroteReplaced(inode) } else { scheduler.wrote(inode) }
     }
 
     /// A new item file at `path` (its inode `inode`): empty and unsaved from its creation, so
@@ -209,6 +209,7 @@ final class SavePipeline: Sendable {
             try keptTooLarge(inode, as: aside, size: setAsideSize)
         } else if isCurrentFile(inode) || !inodes.isKnownToKernel(inode) {
             buffers.releaseIfSaved(inode)
+            inodes.dropForgotten(inode)
         }
     }
 
@@ -349,15 +350,37 @@ final class SavePipeline: Sendable {
     /// file when the save came through a replaced one. Writes that came after the saved bytes
     /// are saved on top of them.
     private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64) -> ItemBuffer.Saved {
+        let id = outcome.record.item.id
+        // Saved through a file replaced meanwhile: the item's current file is kept at what it
+        // shows, and the save reaches its name as another file (as a change from elsewhere does).
+        let current = inodes.existingInode(for: .item(id)).flatMap { $0 == inode ? nil : $0 }
+        var keptCurrent = false
+        if let current, let shown = index.version(of: id) {
+            do {
+                keptCurrent = try keepShown(current, version: shown)
+            } catch {
+                logger.error("could not keep the bytes inode \(current) shows: \(error)")
+            }
+        }
         noteSaved(outcome.record)
         if let aside = outcome.keptAside {
             logger.notice("\(outcome.record.path) was saved from version \(aside.readFrom), and changed elsewhere meanwhile (version \(aside.changedTo)) in the same lines: the save wins, and the other side is kept as \(aside.copy)")
         }
-        let id = outcome.record.item.id
-        if let current = inodes.existingInode(for: .item(id)), current != inode {
+        if keptCurrent {
+            giveAnotherFile(to: id, at: MountPath(outcome.record.path))
+        } else if let current {
             kernel.invalidate(.content(Inode(current)))
         }
         return ItemBuffer.Saved(version: outcome.record.version, nextTarget: .item(id, baseVersion: outcome.record.version))
+    }
+
+    /// Item `id`'s name (`path`) stands for another file from its next lookup, as after a rename
+    /// over it; the file the kernel holds keeps what ``keepShown(_:version:)`` kept for it.
+    func giveAnotherFile(to id: ItemID, at path: MountPath) {
+        inodes.detach(.item(id))
+        guard let parent = inodes.kernelInode(for: .plain(path.parent)) else { return }
+        kernel.invalidate(.content(Inode(parent)))
+        kernel.invalidate(.entry(parent: Inode(parent), name: path.name))
     }
 
     /// The index learns the version holding a save's bytes (so the change follower knows it

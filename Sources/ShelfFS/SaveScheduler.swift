@@ -35,6 +35,13 @@ final class SaveScheduler: @unchecked Sendable {
         schedule(inode, at: Date().addingTimeInterval(idleDelay))
     }
 
+    /// `inode`, a file whose name went to another file, was written to: no close of it will be
+    /// seen (the kernel reports none for a file no longer at its name), so save it once it has
+    /// been left alone for a short pause.
+    func wroteReplaced(_ inode: UInt64) {
+        schedule(inode, at: Date().addingTimeInterval(Self.shortPause))
+    }
+
     /// The last writer of `inode` closed it: save it now.
     func closed(_ inode: UInt64) {
         schedule(inode, at: .distantPast)

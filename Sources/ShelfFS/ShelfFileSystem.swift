@@ -192,7 +192,8 @@ final class ShelfFileSystem: Sendable {
     /// The kernel let go of `inode`: once it no longer knows it, its real file (if plain) is
     /// closed and the bytes it held (if a replaced item file) are dropped.
     func forget(_ inode: UInt64, count: UInt64) {
-        guard inodes.forget(inode, count: count) else { return }
+        let holdsWrites = saves.buffers.buffer(of: inode)?.isDirty == true
+        guard inodes.forget(inode, count: count, holdsWrites: holdsWrites) else { return }
         descriptors.forget(inode)
         saves.buffers.releaseIfSaved(inode)
     }

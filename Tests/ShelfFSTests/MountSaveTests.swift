@@ -275,6 +275,38 @@ import ShelfStore
         }
     }
 
+    /// A program writing a file that a change from elsewhere replaced meanwhile saves into the
+    /// item; a program that opened the item's new file keeps reading what it opened, whole.
+    @Test func aSaveThroughAReplacedFileLeavesTheFileOthersOpenedAsItWas() throws {
+        let library = try TestLibrary()
+        let note = try library.addNote()
+        try library.withMount { mount in
+            let path = mount.path(note.path)
+            let writer = try mount.perform { open(path, O_WRONLY | O_APPEND) }
+            try #require(writer >= 0)
+            guard case .note(var changed) = note.item else { Issue.record("the sample is a note"); return }
+            changed.content = "From elsewhere.\n\n" + changed.content
+            let updated = try library.reopened().update(.note(changed))
+            #expect(try eventually(within: .seconds(10)) { try mount.text(note.path) == updated.text },
+                    "the name shows the new version")
+            let reader = try mount.perform { open(path, O_RDONLY) }
+            try #require(reader >= 0)
+            defer { close(reader) }
+
+            let appended = "Appended through the old file.\n"
+            #expect(try mount.perform { appended.withCString { write(writer, $0, strlen($0)) } } == appended.utf8.count)
+            try mount.perform { close(writer) }
+            #expect(try eventually(within: .seconds(10)) { try mount.text(note.path).contains(appended) },
+                    "the write reached the item")
+            let read = try mount.perform { () -> [UInt8] in
+                var bytes = [UInt8](repeating: 0, count: 1 << 16)
+                let count = pread(reader, &bytes, bytes.count, 0)
+                return Array(bytes.prefix(max(count, 0)))
+            }
+            #expect(String(decoding: read, as: UTF8.self) == updated.text, "the file opened before the save reads as opened")
+        }
+    }
+
     /// Changes from another process show in the mount without a remount (how soon is a
     /// benchmark's claim; the deadline here only keeps a hang from passing).
     @Test func changesFromAnotherProcessShowWithoutARemount() throws {
