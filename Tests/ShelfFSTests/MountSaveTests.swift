@@ -261,17 +261,8 @@ import ShelfStore
             }
             #expect(sized == note.text.utf8.count)
 
-            guard case .note(var changed) = note.item else { Issue.record("the sample is a note"); return }
-            changed.content += "A longer line from elsewhere.\n"
-            let updated = try library.reopened().update(.note(changed))
-            #expect(try eventually(within: .seconds(10)) { try mount.text(note.path) == updated.text },
-                    "the name shows the new version")
-            let read = try mount.perform { () -> [UInt8] in
-                var bytes = [UInt8](repeating: 0, count: sized + 4096)
-                let count = pread(file, &bytes, bytes.count, 0)
-                return Array(bytes.prefix(max(count, 0)))
-            }
-            #expect(String(decoding: read, as: UTF8.self) == note.text, "the open file reads the version it sized")
+            try changeElsewhere(note, of: library, seenThrough: mount) { $0 += "A longer line from elsewhere.\n" }
+            #expect(try wholeText(of: file, in: mount) == note.text, "the open file reads the version it sized")
         }
     }
 
@@ -284,11 +275,7 @@ import ShelfStore
             let path = mount.path(note.path)
             let writer = try mount.perform { open(path, O_WRONLY | O_APPEND) }
             try #require(writer >= 0)
-            guard case .note(var changed) = note.item else { Issue.record("the sample is a note"); return }
-            changed.content = "From elsewhere.\n\n" + changed.content
-            let updated = try library.reopened().update(.note(changed))
-            #expect(try eventually(within: .seconds(10)) { try mount.text(note.path) == updated.text },
-                    "the name shows the new version")
+            let updated = try changeElsewhere(note, of: library, seenThrough: mount) { $0 = "From elsewhere.\n\n" + $0 }
             let reader = try mount.perform { open(path, O_RDONLY) }
             try #require(reader >= 0)
             defer { close(reader) }
@@ -298,13 +285,31 @@ import ShelfStore
             try mount.perform { close(writer) }
             #expect(try eventually(within: .seconds(10)) { try mount.text(note.path).contains(appended) },
                     "the write reached the item")
-            let read = try mount.perform { () -> [UInt8] in
-                var bytes = [UInt8](repeating: 0, count: 1 << 16)
-                let count = pread(reader, &bytes, bytes.count, 0)
-                return Array(bytes.prefix(max(count, 0)))
-            }
-            #expect(String(decoding: read, as: UTF8.self) == updated.text, "the file opened before the save reads as opened")
+            #expect(try wholeText(of: reader, in: mount) == updated.text, "the file opened before the save reads as opened")
         }
+    }
+
+    /// Changes note `note`'s text with `edit` from another process, and waits until the mount
+    /// shows the new version at its name.
+    @discardableResult
+    private func changeElsewhere(_ note: ItemRecord, of library: TestLibrary, seenThrough mount: TestMount,
+                                 _ edit: (inout String) -> Void) throws -> ItemRecord {
+        guard case .note(var changed) = note.item else { Issue.record("the sample is a note"); return note }
+        edit(&changed.content)
+        let updated = try library.reopened().update(.note(changed))
+        #expect(try eventually(within: .seconds(10)) { try mount.text(note.path) == updated.text },
+                "the name shows the new version")
+        return updated
+    }
+
+    /// Everything open file `file` reads from its start.
+    private func wholeText(of file: Int32, in mount: TestMount) throws -> String {
+        let bytes = try mount.perform { () -> [UInt8] in
+            var bytes = [UInt8](repeating: 0, count: 1 << 16)
+            let count = pread(file, &bytes, bytes.count, 0)
+            return Array(bytes.prefix(max(count, 0)))
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Changes from another process show in the mount without a remount (how soon is a
