@@ -115,17 +115,15 @@ final class InodeTable: Sendable {
         }
     }
 
-    /// For each of `nodes`, whether the kernel holds it with an entry it got at `instant` or later.
-    func entriesSent(since instant: ContinuousClock.Instant, of nodes: [Node]) -> [Bool] {
-        state.withLock { _ in
-            nodes.map { node in node.lookups > 0 && node.entrySent.map { $0 >= instant } == true }
+    /// For each of `nodes`, under one lock: whether the kernel holds it with an entry it got at
+    /// `instant` or later, and whether it still stands for its key (not detached from it since:
+    /// an item changed elsewhere, a plain name replaced).
+    func entryStates(since instant: ContinuousClock.Instant, of nodes: [Node]) -> [(sent: Bool, isCurrent: Bool)] {
+        state.withLock { state in
+            nodes.map { node in
+                (node.lookups > 0 && node.entrySent.map { $0 >= instant } == true, state.byKey[node.key] === node)
+            }
         }
-    }
-
-    /// For each of `nodes`, whether it still stands for its key: not detached from it since (an
-    /// item changed elsewhere, a plain name replaced).
-    func areCurrent(_ nodes: [Node]) -> [Bool] {
-        state.withLock { state in nodes.map { state.byKey[$0.key] === $0 } }
     }
 
     /// The inode numbered for `key`, if any.

@@ -265,8 +265,8 @@ final class ShelfFileSystem: Sendable {
     /// file, rather than keeping the name on the old one.
     func entries(for listed: ArraySlice<Listed>) -> [ListingEntry] {
         let held = saves.buffers.heldInodes()
-        let current = inodes.areCurrent(listed.map(\.node))
-        let nameOnly = zip(itemsFreshInKernel(listed, except: held), current).map { $0 || !$1 }
+        let states = inodes.entryStates(since: .now - Self.cacheTimeout / 2, of: listed.map(\.node))
+        let nameOnly = zip(itemsFreshInKernel(listed, sent: states.map(\.sent), except: held), states).map { $0 || !$1.isCurrent }
         var shapes = index.shapes(zip(listed, nameOnly).compactMap { $1 ? nil : $0.slot }).makeIterator()
         return zip(listed, nameOnly).map { listed, nameOnly in
             if nameOnly { return .nameOnly }
@@ -287,12 +287,11 @@ final class ShelfFileSystem: Sendable {
     }
 
     /// For each of `listed`, whether it is an item (without bytes `held` unsaved) whose entry the
-    /// kernel holds fresh: it got it within the last half of the entry timeout and has not
-    /// marked the attributes stale since (nor been told to drop them). Half the timeout, so that
-    /// a name listed alone still has a while before the kernel would look it up again.
-    private func itemsFreshInKernel(_ listed: ArraySlice<Listed>, except held: Set<UInt64>) -> [Bool] {
+    /// kernel holds fresh: it got it within the last half of the entry timeout (`sent`) and has
+    /// not marked the attributes stale since (nor been told to drop them). Half the timeout, so
+    /// that a name listed alone still has a while before the kernel would look it up again.
+    private func itemsFreshInKernel(_ listed: ArraySlice<Listed>, sent recent: [Bool], except held: Set<UInt64>) -> [Bool] {
         let candidates = listed.map { $0.slot != nil && !held.contains($0.inode) }
-        let recent = inodes.entriesSent(since: .now - Self.cacheTimeout / 2, of: listed.map(\.node))
         let stale = kernel.staleAttributes.areStale(listed.map(\.inode))
         return candidates.indices.map { candidates[$0] && recent[$0] && !stale[$0] }
     }
