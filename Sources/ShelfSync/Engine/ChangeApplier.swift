@@ -34,6 +34,10 @@ struct ChangeApplier {
     /// Each resolution of concurrent changes is traced at debug level: which heads, from which
     /// base, to which bytes — what two devices that end apart must have done differently.
     let logger: Logger
+    /// The changes this applier read or remembered, decoded once: merges walk the same stretch
+    /// of an item's history again and again. It lives as long as the applier, one store
+    /// transaction, so it never holds a change the store lost to a rollback.
+    private let knownChanges = KnownChanges()
 
     /// A change whose bytes are not in the cloud yet (a file-sync tool still delivering them).
     struct ContentNotArrived: Error, CustomStringConvertible {
@@ -229,7 +233,11 @@ struct ChangeApplier {
     /// ancestor of a change is shallower, which lets walks stop early. Computed once per change
     /// and kept in the ledger.
     private func generation(of id: ChangeID) throws -> Int {
-        if let stored = try writer.changeGeneration(id) { return stored }
+        if let known = knownChanges.generations[id] { return known }
+        if let stored = try writer.changeGeneration(id) {
+            knownChanges.generations[id] = stored
+            return stored
+        }
         var computed: [ChangeID: Int] = [:]
         var stack = [id]  // iterative: histories run deeper than the call stack
         while let next = stack.last {
@@ -425,8 +433,17 @@ struct ChangeApplier {
         return bytes
     }
 
-    private func remember(_ change: CloudChange) throws { try writer.remember(change) }
-    private func known(_ id: ChangeID) throws -> CloudChange? { try writer.cloudChange(id) }
+    private func remember(_ change: CloudChange) throws {
+        try writer.remember(change)
+        knownChanges.changes[change.id] = change
+    }
+
+    private func known(_ id: ChangeID) throws -> CloudChange? {
+        if let change = knownChanges.changes[id] { return change }
+        let change = try writer.cloudChange(id)
+        if let change { knownChanges.changes[id] = change }
+        return change
+    }
 
     /// Whether `ancestor` is among the changes `change` was made on top of, through the
     /// changes this device knows.
@@ -443,3 +460,11 @@ struct ChangeApplier {
         return false
     }
 }
+
+/// A store transaction's decoded cloud changes and their depths by id (``ChangeApplier``):
+/// changes never change once made, so an entry stays true for the transaction.
+private final class KnownChanges {
+    var changes: [ChangeID: CloudChange] = [:]
+    var generations: [ChangeID: Int] = [:]
+}
+
