@@ -24,11 +24,14 @@ first = results[clouds[0]][0]
 
 
 def median(cloud, key, scale=1.0, digits=0):
-    values = [r[key] for r in results[cloud] if r.get(key) is not None]
+    """The median of the rounds, with their spread (lowest–highest) beside it."""
+    values = [r[key] * scale for r in results[cloud] if r.get(key) is not None]
     if not values:
         return "—"
-    value = statistics.median(values) * scale
-    return f"{value:,.{digits}f}"
+    text = f"{statistics.median(values):,.{digits}f}"
+    if min(values) != max(values):
+        text += f" ({min(values):,.{digits}f}–{max(values):,.{digits}f})"
+    return text
 
 
 def total(cloud, key):
@@ -41,8 +44,8 @@ def every(cloud, key):
 
 print("# Sync under load: many devices, one cloud\n")
 print(f"`{run['command']}` on {run['date']}: {run['cores']} cores ({run['cpu']}), {run['postgres']}, "
-      f"commit {run['commit']}. Medians of {len(results[clouds[0]])} rounds per cloud, the clouds interleaved "
-      "round by round.\n")
+      f"commit {run['commit']}. Medians of {len(results[clouds[0]])} rounds per cloud, the lowest and highest "
+      "round in brackets, the clouds interleaved round by round.\n")
 print(f"{first['devices']} devices (libraries, each with its own sync engine, runner and editing thread, all in one process "
       f"on this machine) make {first['edits'] // first['devices']} edits each, {first['edits']:,} in all: 90 % "
       "rewrite one of the device's own notes, 10 % its own line of a shared note (the devices' lines of a "
