@@ -69,11 +69,17 @@ public struct Importer: Sendable {
     /// Whether a Markdown folder's files replace items edited in Shelf since they were last
     /// imported (by default those edits are kept and reported).
     public var overwriteEdits: Bool
+    /// Where an export's plain files are restored: a live mount of the library, so the kernel
+    /// that serves it learns of them as of any file written there; nil for the library's
+    /// plain-file area itself (no mount).
+    public var plainFilesArea: URL?
 
-    public init(format: ImportFormat? = nil, columnMap: ColumnMap = ColumnMap(), overwriteEdits: Bool = false) {
+    public init(format: ImportFormat? = nil, columnMap: ColumnMap = ColumnMap(), overwriteEdits: Bool = false,
+                plainFilesArea: URL? = nil) {
         self.format = format
         self.columnMap = columnMap
         self.overwriteEdits = overwriteEdits
+        self.plainFilesArea = plainFilesArea
     }
 
     /// Imports `file` into `store`. Throws `ImportError` when the file cannot be imported at
@@ -89,7 +95,8 @@ public struct Importer: Sendable {
             if let assignment = columnMap.assignments.first {
                 throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "Markdown files have no columns to map")
             }
-            return try MarkdownFolderImport.run(folder: file, into: store, overwriteEdits: overwriteEdits, progress: progress)
+            return try MarkdownFolderImport.run(folder: file, into: store, overwriteEdits: overwriteEdits,
+                                                plainFilesArea: plainFilesArea ?? store.plainFilesFolder, progress: progress)
         }
         if let highlightFormat {
             if let assignment = columnMap.assignments.first {

@@ -32,7 +32,8 @@ enum MarkdownFolderImport {
         var parsed: Result<ParsedItem, ParseFailure>
     }
 
-    static func run(folder: URL, into store: LibraryStore, overwriteEdits: Bool = false,
+    /// `plainFilesArea`: where the export's plain files go (``Importer/plainFilesArea``).
+    static func run(folder: URL, into store: LibraryStore, overwriteEdits: Bool = false, plainFilesArea: URL,
                     progress: (ImportProgress) -> Void) throws -> ImportSummary {
         guard isFolder(folder) else { throw ImportError.notAMarkdownFolder(path: folder.path) }
         var summary = ImportSummary(format: .markdown)
@@ -60,7 +61,7 @@ enum MarkdownFolderImport {
             return summary
         }
         if let manifest {
-            restorePlainFiles(of: manifest, from: folder, into: store.plainFilesFolder, overwrite: overwriteEdits, to: &summary)
+            restorePlainFiles(of: manifest, from: folder, into: plainFilesArea, overwrite: overwriteEdits, to: &summary)
         }
         return summary
     }

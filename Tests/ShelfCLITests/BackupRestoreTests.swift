@@ -61,6 +61,23 @@ import TestSupport
         #expect(restoredTree == original, "a restore gives back the same tree, byte for byte")
         let again = try restored.run("import", backup)
         #expect(again.stdout.contains("0 added, 0 updated, 8 unchanged") && !again.stdout.contains("restored"), "\(again)")
+
+        // Restored into a library that is mounted, and looked at before: the mount shows the
+        // plain files at once, not its earlier look at those folders.
+        let mounted = try ShelfCLI()
+        try mounted.run("init", mounted.library.path)
+        try mounted.withMount { mountpoint in
+            #expect(try Self.tree(at: mountpoint)[".obsidian/app.json"] == nil)
+            #expect(!FileManager.default.fileExists(atPath: mountpoint + "/.obsidian/app.json"))
+            let whileMounted = try mounted.run("import", backup)
+            #expect(whileMounted.status == 0 && whileMounted.stdout.contains("5 other files of the export restored"),
+                    "\(whileMounted)")
+            var shown: [String: String] = [:]
+            #expect(try eventually(within: .seconds(10)) {
+                shown = try Self.tree(at: mountpoint)
+                return shown == original
+            }, "the mount shows the restore: \(shown.keys.sorted()) against \(original.keys.sorted())")
+        }
     }
 
     @Test func reimportKeepsWhatWasEditedInShelfUnlessAskedToOverwrite() throws {

@@ -53,19 +53,16 @@ import Testing
         }
     }
 
-    /// `shelf mount --notify` runs notify-send (here a stand-in on PATH that records its
-    /// arguments) for an invalid save, with the reason.
+    /// `shelf mount --notify` shows an invalid save, with its reason, through the real
+    /// notify-send on a session bus found the way a desktop session offers it
+    /// (`$XDG_RUNTIME_DIR/bus`), to a notification server that records what it is asked to show.
     @Test func notifyShowsAnInvalidSaveOnTheDesktop() throws {
         try ShelfCLI.withSampleLibrary { cli, mountpoint in
             var cli = cli
-            let bin = cli.scratch.appendingPathComponent("bin")
-            let record = cli.scratch.appendingPathComponent("notifications")
-            try FileManager.default.createDirectory(at: bin, withIntermediateDirectories: true)
-            try "#!/bin/sh\nprintf '%s|' \"$@\" >> '\(record.path)'\necho >> '\(record.path)'\n"
-                .write(to: bin.appendingPathComponent("notify-send"), atomically: true, encoding: .utf8)
-            #expect(chmod(bin.appendingPathComponent("notify-send").path, 0o755) == 0)
-            cli.environment["PATH"] = bin.path + ":" + (cli.environment["PATH"] ?? "/usr/bin:/bin")
-            cli.environment["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent"
+            let desktop = try DesktopSession(in: cli.scratch)
+            defer { desktop.stop() }
+            cli.environment["XDG_RUNTIME_DIR"] = desktop.runtimeFolder
+            cli.environment["DBUS_SESSION_BUS_ADDRESS"] = nil
             let mounted = try cli.run("mount", "--notify", mountpoint, timeout: .seconds(40))
             try #require(mounted.status == 0, "\(mounted)")
             defer { _ = try? cli.run("unmount", mountpoint, timeout: .seconds(20)) }
@@ -74,10 +71,11 @@ import Testing
             try text.replacingOccurrences(of: "status: reading", with: "status: sideways")
                 .write(toFile: book, atomically: false, encoding: .utf8)
             #expect(try eventually(within: .seconds(20)) {
-                let shown = (try? String(contentsOf: record, encoding: .utf8)) ?? ""
-                return shown.contains("Shelf did not save Walden - Henry David Thoreau.md|")
-                    && shown.contains("line 6: status:")
-            })
+                desktop.shown().contains {
+                    $0.hasPrefix("Shelf|Shelf did not save Walden - Henry David Thoreau.md|Books/Walden - Henry David Thoreau.md\\nline 6: status:")
+                        && $0.hasSuffix("|2")  // critical
+                }
+            }, "\(desktop.shown())")
         }
     }
 

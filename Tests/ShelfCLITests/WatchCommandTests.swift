@@ -11,6 +11,7 @@ import TestSupport
         var path: String
         var from: String?
         var device: String?
+        var reason: String?
     }
 
     /// Issue #22: `shelf watch` printed `error Books/X.md` without the reason.
@@ -47,6 +48,80 @@ import TestSupport
         }
     }
 
+    /// Issue #22: a conflict copy and a stop of sync are told with why, not only that.
+    @Test func aConflictAndAStoppedSyncAreReportedWithWhy() throws {
+        let a = try ShelfCLI()
+        let b = try ShelfCLI()
+        let cloud = a.scratch.appendingPathComponent("cloud")
+        let path = "Notes/Stoic themes.md"
+        try a.run("init", a.library.path)
+        try a.run("import", ShelfCLI.samples.appendingPathComponent("library").path)
+        try a.run("cloud", "link", cloud.path, "--device", "laptop")
+        try b.run("init", b.library.path)
+        try b.run("cloud", "link", cloud.path, "--device", "desk")
+        #expect(try b.run("download", path).status == 0)
+        let output = b.scratch.appendingPathComponent("watch.jsonl")
+        let watcher = try startWatch(b, writingTo: output)
+        defer { kill(watcher.processIdentifier, SIGKILL) }
+
+        // Both devices rewrite the note whole while apart: no line merges, so one keeps a copy.
+        for (device, words) in [(a, "The laptop's version.\n"), (b, "The desk's version.\n")] {
+            let store = try LibraryStore.open(at: device.library)
+            try store.write { writer in
+                let record = try #require(try writer.record(atPath: path))
+                _ = try writer.saveFile(Data(words.utf8), of: record.item.id, kind: .note, at: path,
+                                        basedOn: record.version, modified: Date())
+            }
+        }
+        #expect(try a.run("sync").status == 0)
+        #expect(try b.run("sync").status == 0)
+        #expect(try eventually(within: .seconds(10)) { try events(in: output).contains { $0.event == "conflict" } })
+        let conflict = try #require(try events(in: output).first { $0.event == "conflict" })
+        #expect(conflict.path.hasPrefix("Notes/Stoic themes (conflict"))
+        #expect(conflict.reason?.contains("edited on two devices at once") == true)
+
+        // The cloud folder goes away (a share not mounted): sync stops, and says so; it comes back.
+        let away = a.scratch.appendingPathComponent("cloud-away")
+        try FileManager.default.moveItem(at: cloud, to: away)
+        #expect(try b.run("sync").status != 0)
+        #expect(try eventually(within: .seconds(10)) { try events(in: output).contains { $0.event == "sync" } })
+        let stopped = try #require(try events(in: output).first { $0.event == "sync" })
+        #expect(stopped.reason?.hasPrefix("sync stopped: the cloud at \(cloud.path) is not there") == true)
+        try FileManager.default.moveItem(at: away, to: cloud)
+        #expect(try b.run("sync").status == 0)
+        #expect(try eventually(within: .seconds(10)) {
+            try events(in: output).contains { $0.event == "sync" && $0.reason == "sync resumed" }
+        })
+    }
+
+    /// `shelf watch --json` of `cli`'s library, once it is past its start (it begins at the feed's end).
+    private func startWatch(_ cli: ShelfCLI, writingTo output: URL) throws -> Process {
+        FileManager.default.createFile(atPath: output.path, contents: nil)
+        let watcher = Process()
+        watcher.executableURL = ShelfCLI.executable
+        watcher.arguments = ["watch", "--json", "--library", cli.library.path]
+        watcher.environment = cli.environment
+        watcher.standardOutput = try FileHandle(forWritingTo: output)
+        watcher.standardError = FileHandle.nullDevice
+        try watcher.run()
+        // It is there once it sleeps between its looks.
+        guard ProcessProbe.waitUntilSleeping(watcher.processIdentifier, in: "nanosleep") else {
+            kill(watcher.processIdentifier, SIGKILL)
+            throw WatchDidNotStart()
+        }
+        return watcher
+    }
+
+    private struct WatchDidNotStart: Error, CustomStringConvertible {
+        var description: String { "shelf watch did not reach its loop" }
+    }
+
+    private func events(in output: URL) throws -> [Event] {
+        try String(contentsOf: output, encoding: .utf8).split(separator: "\n").compactMap {
+            try? JSONDecoder().decode(Event.self, from: Data($0.utf8))
+        }
+    }
+
     @Test func reportsDownloadsRenamesErrorsAdditionsAndRemovals() throws {
         let a = try ShelfCLI()
         let b = try ShelfCLI()
@@ -58,25 +133,12 @@ import TestSupport
         try b.run("cloud", "link", cloud, "--device", "desk")
 
         let output = b.scratch.appendingPathComponent("watch.jsonl")
-        FileManager.default.createFile(atPath: output.path, contents: nil)
-        let watcher = Process()
-        watcher.executableURL = ShelfCLI.executable
-        watcher.arguments = ["watch", "--json", "--library", b.library.path]
-        watcher.environment = b.environment
-        watcher.standardOutput = try FileHandle(forWritingTo: output)
-        watcher.standardError = FileHandle.nullDevice
-        try watcher.run()
+        let watcher = try startWatch(b, writingTo: output)
         defer { kill(watcher.processIdentifier, SIGKILL) }
-        // The watch starts at the feed's end: it is there once it sleeps between its looks.
-        try #require(ProcessProbe.waitUntilSleeping(watcher.processIdentifier, in: "nanosleep"),
-                     "shelf watch did not reach its loop")
 
         func saw(_ expected: Event) throws -> Bool {
             try eventually(within: .seconds(10)) {
-                let lines = (try? String(contentsOf: output, encoding: .utf8)) ?? ""
-                return lines.split(separator: "\n").contains { line in
-                    (try? JSONDecoder().decode(Event.self, from: Data(line.utf8))) == expected
-                }
+                try events(in: output).contains { Event(event: $0.event, path: $0.path, from: $0.from, device: $0.device) == expected }
             }
         }
 

@@ -23,21 +23,36 @@ struct ChangeApplier {
     /// Bytes of items not on this device yet are fetched at once, not on first read.
     let downloadsEagerly: Bool
     /// The file bytes stored under a hash in the cloud; nil while they have not arrived.
-    let content: (ContentHash) throws -> Data?
+    let cloudContent: (ContentHash) throws -> Data?
     /// Whether the cloud still holds the batch that pushed a change: while it does, the cloud
     /// keeps that change's bytes, so bytes missing for it are still on their way.
     let isPushedBatchInCloud: (ChangeID) throws -> Bool
-    /// Stores bytes a merge produced, so later merges can use them as their base.
-    let storeContent: (Data, ContentHash) throws -> Void
+    /// Stores bytes a merge produced in the cloud, so later merges can use them as their base.
+    let storeCloudContent: (Data, ContentHash) throws -> Void
     /// A device's name, for conflict copies.
     let deviceName: (DeviceID) -> String
     /// Each resolution of concurrent changes is traced at debug level: which heads, from which
     /// base, to which bytes — what two devices that end apart must have done differently.
     let logger: Logger
-    /// The changes this applier read or remembered, decoded once: merges walk the same stretch
-    /// of an item's history again and again. It lives as long as the applier, one store
-    /// transaction, so it never holds a change the store lost to a rollback.
-    private let knownChanges = KnownChanges()
+    /// The item histories as this device knows them, read once per transaction.
+    private let history: ChangeHistory
+    /// The bytes this applier read from the cloud or stored there: merges read the same
+    /// bytes again and again. It lives as long as the applier, one store transaction.
+    private let fetched = CloudBytesRead()
+
+    init(writer: StoreWriter, device: DeviceID, downloadsEagerly: Bool, cloudContent: @escaping (ContentHash) throws -> Data?,
+         isPushedBatchInCloud: @escaping (ChangeID) throws -> Bool, storeCloudContent: @escaping (Data, ContentHash) throws -> Void,
+         deviceName: @escaping (DeviceID) -> String, logger: Logger) {
+        self.writer = writer
+        self.device = device
+        self.downloadsEagerly = downloadsEagerly
+        self.cloudContent = cloudContent
+        self.isPushedBatchInCloud = isPushedBatchInCloud
+        self.storeCloudContent = storeCloudContent
+        self.deviceName = deviceName
+        self.logger = logger
+        history = ChangeHistory(writer: writer)
+    }
 
     /// A change whose bytes are not in the cloud yet (a file-sync tool still delivering them).
     struct ContentNotArrived: Error, CustomStringConvertible {
@@ -47,7 +62,7 @@ struct ChangeApplier {
 
     func apply(_ change: CloudChange) throws {
         guard try writer.knownChange(change.id) == nil else { return }
-        try remember(change)
+        try history.remember(change)
         try retireCopy(continuedBy: change)
         let id = change.itemID
         let local = try ItemState.stored(id, in: writer)
@@ -55,8 +70,8 @@ struct ChangeApplier {
         var incoming = change
         // The usual case, a change made on top of this device's, is told at its first link;
         // only a change that is not walks this device's history for it.
-        if let synced, try !isAncestor(synced.id, of: change) {
-            if try isAncestor(change.id, of: synced) { return }
+        if let synced, try !history.isAncestor(synced.id, of: change) {
+            if try history.isAncestor(change.id, of: synced) { return }
             incoming = try resolveConcurrent(synced, change)
         }
         var isOnTopOfIncoming = true
@@ -75,7 +90,7 @@ struct ChangeApplier {
     /// version of its own in the item's history.
     private func isMerge(_ change: CloudChange) throws -> Bool {
         guard change.mergedFrom != nil else { return false }
-        return try !CloudChange.edits(in: change.id).compactMap(known).contains { $0.state.matches(change.state) }
+        return try !CloudChange.edits(in: change.id).compactMap(history.known).contains { $0.state.matches(change.state) }
     }
 
     // MARK: Concurrent cloud changes
@@ -96,7 +111,7 @@ struct ChangeApplier {
     /// it: every device derives it. `heads`: two or more.
     private func merge(_ heads: [CloudChange]) throws -> CloudChange {
         let id = heads.map(\.id).joined(separator: "~")
-        if let derived = try known(id) { return derived }
+        if let derived = try history.known(id) { return derived }
         let newest = heads[heads.count - 1]
         let puts = heads.filter { $0.operation == .put }
         let lead = puts.last ?? newest
@@ -108,7 +123,7 @@ struct ChangeApplier {
         let derived = CloudChange(id: id, item: newest.itemID, base: newest.id,
                                   mergedFrom: heads.dropLast().map(\.id).joined(separator: "~"), device: newest.device,
                                   time: newest.time, state: state, title: lead.title)
-        try remember(derived)
+        try history.remember(derived)
         return derived
     }
 
@@ -144,35 +159,11 @@ struct ChangeApplier {
     private func concurrentHeads(_ first: CloudChange, _ second: CloudChange) throws -> [CloudChange] {
         var candidates: [CloudChange] = []
         for side in [first, second] {
-            let edits = try CloudChange.edits(in: side.id).map(known)
+            let edits = try CloudChange.edits(in: side.id).map(history.known)
             // A merge whose edits are unknown here (it came in a snapshot) stands for them.
             candidates += edits.allSatisfy({ $0 != nil }) ? edits.compactMap({ $0 }) : [side]
         }
-        return try heads(among: candidates)
-    }
-
-    /// Those of `changes` that no other of them contains, oldest first.
-    private func heads(among changes: [CloudChange]) throws -> [CloudChange] {
-        var candidates: [CloudChange] = []
-        for change in changes where !candidates.contains(where: { $0.id == change.id }) { candidates.append(change) }
-        let heads = try candidates.filter { candidate in
-            try !candidates.contains { other in
-                guard other.id != candidate.id else { return false }
-                return try isAncestor(candidate.id, of: other)
-            }
-        }
-        return heads.sorted { $1.isNewer(than: $0) }
-    }
-
-    /// The changes `id` was made on top of, as far as this device knows (``CloudChange/parents``).
-    private func parents(of id: ChangeID) throws -> [ChangeID] {
-        try knownParents(of: id) ?? []
-    }
-
-    /// The changes `id` was made on top of; nil for a change not known here.
-    private func knownParents(of id: ChangeID) throws -> [ChangeID]? {
-        if id.contains("~") { return CloudChange.edits(in: id) }
-        return try known(id)?.parents
+        return try history.heads(among: candidates)
     }
 
     /// The nearest change both `first` and `second` were made on top of, as far as this device
@@ -181,98 +172,17 @@ struct ChangeApplier {
     /// nearest common ancestors, none containing the others) the base is their merge, as in
     /// git's recursive merge: the edits all of them hold are in it.
     private func commonAncestor(_ first: CloudChange, _ second: CloudChange) throws -> CloudChange? {
-        let nearest = try nearestCommonAncestors(first.id, second.id)
+        let nearest = try history.nearestCommonAncestors(first.id, second.id)
         if nearest.count == 1 { return try node(nearest[0]) }
-        let crossed = try heads(among: nearest.flatMap(CloudChange.edits(in:)).compactMap(known))
+        let crossed = try history.heads(among: nearest.flatMap(CloudChange.edits(in:)).compactMap(history.known))
         return crossed.count > 1 ? try merge(crossed) : crossed.first
-    }
-
-    /// The changes both `first` and `second` are or were made on top of, of which none is
-    /// another's ancestor. Walks both histories at once, deepest changes first, and stops once
-    /// everything still to visit lies below a common ancestor found: the walk covers the edits
-    /// since the two sides parted, not the item's whole history (as git's merge-base does).
-    private func nearestCommonAncestors(_ first: ChangeID, _ second: ChangeID) throws -> [ChangeID] {
-        var reached: [ChangeID: Reach] = [first: .first]
-        reached[second, default: []].insert(.second)
-        // Ordered by generation, deepest last; a change's parents are all shallower, so a change
-        // leaves the queue only after every reached change made on top of it.
-        var queue: [(generation: Int, id: ChangeID)] = []
-        func enqueue(_ id: ChangeID) throws {
-            let generation = try generation(of: id)
-            let index = queue.firstIndex { $0.generation > generation } ?? queue.endIndex
-            queue.insert((generation, id), at: index)
-        }
-        for id in Set([first, second]) { try enqueue(id) }
-        var nearest: [ChangeID] = []
-        while queue.contains(where: { !reached[$0.id, default: []].contains(.belowCommon) }) {
-            let id = queue.removeLast().id
-            var reach = reached[id, default: []]
-            if reach.isSuperset(of: [.first, .second]), !reach.contains(.belowCommon) {
-                nearest.append(id)
-                reach.insert(.belowCommon)
-            }
-            for parent in try parents(of: id) {
-                if reached[parent] == nil { try enqueue(parent) }
-                reached[parent, default: []].formUnion(reach)
-            }
-        }
-        return nearest
-    }
-
-    /// Which sides of a common-ancestor walk reached a change.
-    private struct Reach: OptionSet {
-        let rawValue: UInt8
-        static let first = Reach(rawValue: 1)
-        static let second = Reach(rawValue: 2)
-        /// Below a common ancestor already found: not a nearest one.
-        static let belowCommon = Reach(rawValue: 4)
-    }
-
-    /// A change's depth in its item's history as this device knows it: one more than its
-    /// deepest parent's (1 without known parents; 0 for a change not known here). Every
-    /// ancestor of a change is shallower, which lets walks stop early. Computed once per change
-    /// and kept in the ledger.
-    private func generation(of id: ChangeID) throws -> Int {
-        if let known = knownChanges.generations[id] { return known }
-        if let stored = try writer.changeGeneration(id) {
-            knownChanges.generations[id] = stored
-            return stored
-        }
-        var computed: [ChangeID: Int] = [:]
-        var stack = [id]  // iterative: histories run deeper than the call stack
-        while let next = stack.last {
-            guard computed[next] == nil else {
-                stack.removeLast()
-                continue
-            }
-            guard let parents = try knownParents(of: next) else {
-                computed[next] = 0
-                continue
-            }
-            var deepest = 0
-            var unknown: [ChangeID] = []
-            for parent in parents {
-                if let generation = try computed[parent] ?? writer.changeGeneration(parent) {
-                    deepest = max(deepest, generation)
-                } else {
-                    unknown.append(parent)
-                }
-            }
-            guard unknown.isEmpty else {
-                stack += unknown
-                continue
-            }
-            computed[next] = deepest + 1
-            try writer.setChangeGeneration(next, deepest + 1)
-        }
-        return computed[id] ?? 0
     }
 
     /// The change `id`, derived here if it is a merge this device has not made yet.
     private func node(_ id: ChangeID) throws -> CloudChange? {
-        if let change = try known(id) { return change }
+        if let change = try history.known(id) { return change }
         guard id.contains("~") else { return nil }
-        let heads = try CloudChange.edits(in: id).map(known)
+        let heads = try CloudChange.edits(in: id).map(history.known)
         guard heads.allSatisfy({ $0 != nil }) else { return nil }
         return try merge(heads.compactMap { $0 })
     }
@@ -433,38 +343,28 @@ struct ChangeApplier {
         return bytes
     }
 
-    private func remember(_ change: CloudChange) throws {
-        try writer.remember(change)
-        knownChanges.changes[change.id] = change
+    /// The bytes under `hash` in the cloud, fetched once per transaction: a merge reads its
+    /// base and both sides, and the merges of one pull share most of them. Large bytes are
+    /// not kept, so a batch of large items stays within bounded memory.
+    private func content(_ hash: ContentHash) throws -> Data? {
+        if let bytes = fetched.bytes[hash] { return bytes }
+        let bytes = try cloudContent(hash)
+        if let bytes, bytes.count <= Self.keptContentLimit { fetched.bytes[hash] = bytes }
+        return bytes
     }
 
-    private func known(_ id: ChangeID) throws -> CloudChange? {
-        if let change = knownChanges.changes[id] { return change }
-        let change = try writer.cloudChange(id)
-        if let change { knownChanges.changes[id] = change }
-        return change
+    private func storeContent(_ bytes: Data, _ hash: ContentHash) throws {
+        guard fetched.bytes[hash] == nil else { return }  // read from the cloud, or stored already
+        try storeCloudContent(bytes, hash)
+        if bytes.count <= Self.keptContentLimit { fetched.bytes[hash] = bytes }
     }
 
-    /// Whether `ancestor` is among the changes `change` was made on top of, through the
-    /// changes this device knows.
-    private func isAncestor(_ ancestor: ChangeID, of change: CloudChange) throws -> Bool {
-        let depth = try generation(of: ancestor)
-        var pending = change.parents
-        var seen = Set<ChangeID>()
-        while let next = pending.popLast() {
-            if next == ancestor { return true }
-            // What is no deeper than `ancestor` cannot have been made on top of it.
-            guard seen.insert(next).inserted, try generation(of: next) > depth else { continue }
-            pending += try parents(of: next)
-        }
-        return false
-    }
+    /// The largest bytes ``content(_:)`` keeps for the transaction: notes and books, not attachments.
+    private static let keptContentLimit = 1 << 20
+
 }
 
-/// A store transaction's decoded cloud changes and their depths by id (``ChangeApplier``):
-/// changes never change once made, so an entry stays true for the transaction.
-private final class KnownChanges {
-    var changes: [ChangeID: CloudChange] = [:]
-    var generations: [ChangeID: Int] = [:]
+/// The cloud's bytes by hash that one store transaction read or stored (``ChangeApplier``).
+private final class CloudBytesRead {
+    var bytes: [ContentHash: Data] = [:]
 }
-

@@ -379,12 +379,12 @@ public final class SyncEngine: Sendable {
     }
 
     private func applier(_ writer: StoreWriter, _ link: CloudLinkState) -> ChangeApplier {
-        ChangeApplier(writer: writer, device: link.device, downloadsEagerly: link.downloadAll, content: cloud.content,
+        ChangeApplier(writer: writer, device: link.device, downloadsEagerly: link.downloadAll, cloudContent: cloud.content,
                       isPushedBatchInCloud: { id in
                           guard let (device, number) = Self.pushedBatch(of: id) else { return false }
                           return try self.cloud.batch(of: device, number: number) != nil
                       },
-                      storeContent: { try self.cloud.putContent($0, hash: $1) }, deviceName: deviceName, logger: logger)
+                      storeCloudContent: { try self.cloud.putContent($0, hash: $1) }, deviceName: deviceName, logger: logger)
     }
 
     // MARK: Building blocks

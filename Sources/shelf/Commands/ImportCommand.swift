@@ -32,14 +32,16 @@ struct ImportCommand: ParsableCommand {
     var overwriteEdits = false
 
     func run() throws {
-        let importer = try Importer(format: format.map(ImportFormat.init(argument:)),
-                                    columnMap: ColumnMap(arguments: mappings), overwriteEdits: overwriteEdits)
         let store = try library.open()
+        let mountpoints = ShelfMounts.mountpoints(ofLibrary: store.folder)
+        let importer = try Importer(format: format.map(ImportFormat.init(argument:)),
+                                    columnMap: ColumnMap(arguments: mappings), overwriteEdits: overwriteEdits,
+                                    plainFilesArea: mountpoints.first { !ShelfMounts.isDisconnected($0) }
+                                        .map { URL(fileURLWithPath: $0, isDirectory: true) })
         let progress = TerminalProgress(label: "Importing")
         let summary = try importer.importFile(URL(fileURLWithPath: file), into: store) { progress.show($0.done, of: $0.total) }
         progress.finish()
-        if summary.added + summary.updated >= Self.compactionThreshold,
-           ShelfMounts.mountpoints(ofLibrary: store.folder).isEmpty {
+        if summary.added + summary.updated >= Self.compactionThreshold, mountpoints.isEmpty {
             try store.compact()
         }
         print(summary)
