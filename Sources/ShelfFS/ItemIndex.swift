@@ -107,7 +107,8 @@ final class ItemIndex: Sendable {
 
     /// Whether any item lies in `folder` or below it.
     func hasItems(inside folder: MountPath) -> Bool {
-        state.withLock { state in state.idByPath.keys.contains { $0.isInside(folder) } }
+        // By folder, not by item: an `rmdir` costs the library's folders, not its items.
+        state.withLock { state in state.folders.contains { $0.key.isInside(folder) && !$0.value.byName.isEmpty } }
     }
 
     /// The items in `folder` or below it.

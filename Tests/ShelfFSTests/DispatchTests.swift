@@ -241,6 +241,16 @@ import ShelfStore
         }
         #expect(throws: Errno(EACCES)) { try fs.unlink(parent: try folder(".shelf"), name: "errors.txt") }
         #expect(throws: Errno(EBUSY)) { try fs.removeDirectory(parent: root, name: "Books") }
+
+        // An item further down holds every folder above it; once it leaves, they can go.
+        let archive = try folder("Notes/Archive")
+        _ = try fs.makeDirectory(parent: archive, name: "Deep", mode: 0o755)
+        try fs.rename(parent: archive, name: "Plan.md", newParent: try folder("Notes/Archive/Deep"), newName: "Plan.md", flags: [])
+        #expect(throws: Errno(ENOTEMPTY)) { try fs.removeDirectory(parent: notes, name: "Archive") }
+        try fs.rename(parent: try folder("Notes/Archive/Deep"), name: "Plan.md", newParent: notes, newName: "Plan.md", flags: [])
+        try fs.removeDirectory(parent: archive, name: "Deep")
+        try fs.removeDirectory(parent: notes, name: "Archive")
+        #expect(try library.store.summaries(kind: .note).map(\.path) == ["Notes/Plan.md"])
     }
 
     @Test func changesFromOutsideReachTheIndex() throws {
