@@ -175,9 +175,7 @@ final class ChangeFollower: @unchecked Sendable {
 
     /// A name appeared: drop a cached "no such file" for it, and the folder's cached listing.
     private func announceName(_ path: MountPath) {
-        guard let parent = fileSystem.inodes.kernelInode(for: .plain(path.parent)) else { return }
-        fileSystem.invalidate(.entry(parent: Inode(parent), name: path.name))
-        fileSystem.invalidate(.content(Inode(parent)))
+        fileSystem.kernel.nameAppeared(path.name, in: fileSystem.inodes.kernelInode(for: .plain(path.parent)))
     }
 
     /// A name went away: drop it. `deletedInode`: the item itself is gone (trashed), which
@@ -185,12 +183,7 @@ final class ChangeFollower: @unchecked Sendable {
     /// notification. A program that has the file open keeps reading it (the trash keeps its
     /// bytes), and what it writes to it brings the item back.
     private func forgetName(_ path: MountPath, deletedInode inode: UInt64?) {
-        guard let parent = fileSystem.inodes.kernelInode(for: .plain(path.parent)) else { return }
-        fileSystem.invalidate(.content(Inode(parent)))
-        if let inode, !fileSystem.announcer.isAnnouncing {
-            fileSystem.invalidate(.deletion(parent: Inode(parent), child: Inode(inode), name: path.name))
-        } else {
-            fileSystem.invalidate(.entry(parent: Inode(parent), name: path.name))
-        }
+        fileSystem.kernel.nameLeft(path.name, in: fileSystem.inodes.kernelInode(for: .plain(path.parent)),
+                                   deleted: fileSystem.announcer.isAnnouncing ? nil : inode)
     }
 }

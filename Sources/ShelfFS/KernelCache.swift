@@ -27,4 +27,26 @@ final class KernelCache: Sendable {
         }
         notifier.withLock { $0 }?.submit(invalidation)
     }
+
+    /// `name` appeared in folder `parent` (nil: a folder the kernel does not hold, so it
+    /// caches nothing of it): the kernel drops a cached "no such file" for the name, and the
+    /// folder's cached listing.
+    func nameAppeared(_ name: String, in parent: UInt64?) {
+        guard let parent else { return }
+        invalidate(.entry(parent: Inode(parent), name: name))
+        invalidate(.content(Inode(parent)))
+    }
+
+    /// `name` in folder `parent` no longer stands for what the kernel holds: the folder's
+    /// cached listing goes, and the name — as a deletion of `deleted` when given, which tells
+    /// watchers, else as an entry to look up again (another file took the name, or none).
+    func nameLeft(_ name: String, in parent: UInt64?, deleted: UInt64? = nil) {
+        guard let parent else { return }
+        invalidate(.content(Inode(parent)))
+        if let deleted {
+            invalidate(.deletion(parent: Inode(parent), child: Inode(deleted), name: name))
+        } else {
+            invalidate(.entry(parent: Inode(parent), name: name))
+        }
+    }
 }

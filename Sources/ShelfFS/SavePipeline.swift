@@ -122,7 +122,8 @@ final class SavePipeline: Sendable {
             if case .item(let id) = key { return .item(id, baseVersion: version) }
             return .newFile(path: path(of: key)?.rawValue ?? "")
         })
-        if case .item = key, !isCurrentFile(inode) { scheduler.wroteReplaced(inode) } else { scheduler.wrote(inode) }
+        // `key` is known: one lookup tells whether another file took the name meanwhile.
+        if case .item = key, inodes.existingInode(for: key) != inode { scheduler.wroteReplaced(inode) } else { scheduler.wrote(inode) }
     }
 
     /// A new item file at `path` (its inode `inode`): empty and unsaved from its creation, so
@@ -220,10 +221,7 @@ final class SavePipeline: Sendable {
         buffers.releaseIfSaved(inode)
         logger.warning("a save of \(size) bytes is over the \(TooLargeFiles.largestItemFile) an item file may hold: the bytes are kept as the plain file \(aside), and the item file shows its last good save")
         kernel.invalidate(.content(Inode(inode)))
-        if let parent = inodes.kernelInode(for: .plain(aside.parent)) {
-            kernel.invalidate(.entry(parent: Inode(parent), name: aside.name))
-            kernel.invalidate(.content(Inode(parent)))
-        }
+        kernel.nameAppeared(aside.name, in: inodes.kernelInode(for: .plain(aside.parent)))
         if case .newItemFile(let pending) = inodes.key(of: inode), let path = newItemFiles.path(of: pending) {
             try buffers.startNewFile(inode, at: path.rawValue)
             scheduler.closed(inode)
@@ -332,10 +330,7 @@ final class SavePipeline: Sendable {
         let path = MountPath(record.path)
         try folders.ensure(path.parent)
         index.put(ItemSummary(record))
-        if let parent = inodes.kernelInode(for: .plain(path.parent)) {
-            kernel.invalidate(.entry(parent: Inode(parent), name: path.name))
-            kernel.invalidate(.content(Inode(parent)))
-        }
+        kernel.nameAppeared(path.name, in: inodes.kernelInode(for: .plain(path.parent)))
         return path
     }
 
@@ -378,9 +373,7 @@ final class SavePipeline: Sendable {
     /// over it; the file the kernel holds keeps what ``keepShown(_:version:)`` kept for it.
     func giveAnotherFile(to id: ItemID, at path: MountPath) {
         inodes.detach(.item(id))
-        guard let parent = inodes.kernelInode(for: .plain(path.parent)) else { return }
-        kernel.invalidate(.content(Inode(parent)))
-        kernel.invalidate(.entry(parent: Inode(parent), name: path.name))
+        kernel.nameLeft(path.name, in: inodes.kernelInode(for: .plain(path.parent)))
     }
 
     /// The index learns the version holding a save's bytes (so the change follower knows it

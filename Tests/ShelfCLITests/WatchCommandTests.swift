@@ -24,14 +24,7 @@ import TestSupport
         let id = try #require(try store.record(atPath: path)).item.id
         for json in [true, false] {
             let output = cli.scratch.appendingPathComponent("watch-\(json).out")
-            FileManager.default.createFile(atPath: output.path, contents: nil)
-            let watcher = Process()
-            watcher.executableURL = ShelfCLI.executable
-            watcher.arguments = ["watch", "--library", cli.library.path] + (json ? ["--json"] : [])
-            watcher.environment = cli.environment
-            watcher.standardOutput = try FileHandle(forWritingTo: output)
-            watcher.standardError = FileHandle.nullDevice
-            try watcher.run()
+            let watcher = try startWatch(cli, json: json, writingTo: output)
             defer { kill(watcher.processIdentifier, SIGKILL) }
             // The watch starts at the feed's end, whenever it gets there: save again until it tells.
             let expected = json ? #""reason":"line 29: unexpected line in a passage"#
@@ -94,12 +87,13 @@ import TestSupport
         })
     }
 
-    /// `shelf watch --json` of `cli`'s library, once it is past its start (it begins at the feed's end).
-    private func startWatch(_ cli: ShelfCLI, writingTo output: URL) throws -> Process {
+    /// `shelf watch` (`--json` unless told) of `cli`'s library, once it is past its start (it
+    /// begins at the feed's end).
+    private func startWatch(_ cli: ShelfCLI, json: Bool = true, writingTo output: URL) throws -> Process {
         FileManager.default.createFile(atPath: output.path, contents: nil)
         let watcher = Process()
         watcher.executableURL = ShelfCLI.executable
-        watcher.arguments = ["watch", "--json", "--library", cli.library.path]
+        watcher.arguments = ["watch", "--library", cli.library.path] + (json ? ["--json"] : [])
         watcher.environment = cli.environment
         watcher.standardOutput = try FileHandle(forWritingTo: output)
         watcher.standardError = FileHandle.nullDevice
