@@ -47,15 +47,15 @@ struct ShelfCommand: ParsableCommand {
 
 /// `shelf --version`: the release and the commit it was built from.
 enum ShelfVersion {
-    static let number = "0.22.0"
+    static let number = "0.23.0"
 
     /// The commit a release build recorded (empty for other builds).
     static let commit = String(cString: shelf_build_commit())
 
-    /// What help and the manual show: `0.22.0 (commit 1c9a9d0…)`, or the number alone.
+    /// What help and the manual show: `0.23.0 (commit 1c9a9d0…)`, or the number alone.
     static let recorded = commit.isEmpty ? number : "\(number) (commit \(commit))"
 
-    /// `0.22.0 (commit 1c9a9d0…)`; a development build finds its commit in its source checkout.
+    /// `0.23.0 (commit 1c9a9d0…)`; a development build finds its commit in its source checkout.
     static var description: String {
         "\(number) (commit \(commit.isEmpty ? sourceCheckoutCommit() ?? "unknown" : commit))"
     }

@@ -18,8 +18,8 @@ import TestSupport
         #expect(try a.run("cloud", "link", cloud.path, "--device", "laptop").succeeded)
 
         // A batch like a real one, pointing at real content, from a device nobody linked.
-        let contentFolder = try #require(try FileManager.default.contentsOfDirectory(atPath: cloud.path + "/content").first)
-        let hash = try #require(try FileManager.default.contentsOfDirectory(atPath: cloud.path + "/content/" + contentFolder).first)
+        let hash = try #require(FileManager.default.subpaths(atPath: cloud.path + "/content")?
+            .map { ($0 as NSString).lastPathComponent }.first { $0.count == 64 })
         let evil = "0badbad0-0000-4000-8000-000000000001"
         try FileManager.default.createDirectory(at: cloud.appendingPathComponent("log/\(evil)"), withIntermediateDirectories: true)
         try Data(#"{"id":"\#(evil)","joined":0,"name":"evil"}"#.utf8).write(to: cloud.appendingPathComponent("devices/\(evil).json"))

@@ -43,7 +43,7 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
     func removeContent(except keeping: Set<ContentHash>, unusedSince: Date) throws -> Int {
         try base.removeContent(except: keeping, unusedSince: unusedSince)
     }
-    func putContent(_ bytes: Data, hash: ContentHash) throws { try base.putContent(bytes, hash: hash) }
+    func putContent(_ bytes: Data, hash: ContentHash, by device: DeviceID) throws { try base.putContent(bytes, hash: hash, by: device) }
     func hasContent(_ hash: ContentHash) throws -> Bool { try base.hasContent(hash) }
     func content(_ hash: ContentHash) throws -> Data? {
         entered.signal()

@@ -38,8 +38,9 @@ import TestSupport
             #expect(b.engine.awaitedContent == [awaited])
             #expect(try b.store.cloudLink()?.waiting?.contains("waiting for content") == true)
             // The runner watches where those bytes will land.
-            let folders = b.engine.cloud.contentFolders(for: [awaited]).map(\.lastPathComponent)
-            #expect(folders == ["content", String(awaited.rawValue.prefix(2))])
+            let writer = try #require(try a.store.cloudLink()?.device)
+            let folders = b.engine.cloud.contentFolders(for: [awaited]).map { $0.path.dropFirst(devices.cloudFolder(for: "b").path.count) }
+            #expect(folders.contains("/content") && folders.contains("/content/\(writer)/\(awaited.rawValue.prefix(2))"), "\(folders)")
         }
 
         try devices.deliver()
@@ -85,6 +86,15 @@ import TestSupport
             try expectUnchanged()
         }
         #expect(seen.keys.contains { $0.contains("/content/") })
+
+        // The same bytes made on two devices apart: each stores its own, never one file twice.
+        _ = try a.write("Notes/From a.md", "the same words\n")
+        _ = try b.write("Notes/From b.md", "the same words\n")
+        try a.sync()
+        try b.sync()
+        try devices.settle(a, b, c)
+        try expectUnchanged()
+        #expect(devices.writtenByTwo.isEmpty, "written by two devices: \(devices.writtenByTwo.sorted())")
     }
 
     /// Reused bytes are never touched, so another device's removal of unused bytes may take
@@ -98,7 +108,8 @@ import TestSupport
         _ = try a.write("Notes/Kept.md", "kept\n")
         try a.sync()
         let hash = ContentHash(of: Data("kept\n".utf8)).rawValue
-        let file = devices.cloudFolder(for: "a").appendingPathComponent("content/\(hash.prefix(2))/\(hash)")
+        let device = try #require(try a.store.cloudLink()?.device)
+        let file = devices.cloudFolder(for: "a").appendingPathComponent("content/\(device)/\(hash.prefix(2))/\(hash)")
         try FileManager.default.removeItem(at: file)
 
         try a.engine.maintainCloud()

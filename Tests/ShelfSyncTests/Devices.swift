@@ -21,6 +21,11 @@ final class Devices {
     let folder: TemporaryFolder
     let kind: CloudKind
     private let delayed: Bool
+    /// Files a delivery copied, as `cloud-<device>/<path>`: every other file a device wrote.
+    private var delivered: Set<String> = []
+    /// Paths that more than one device wrote in its own copy of the cloud: a file-sync tool
+    /// sees two writers of one file there (Syncthing: a conflict).
+    private(set) var writtenByTwo: Set<String> = []
     /// A PostgreSQL cloud's address and password; nil for folder clouds.
     private let postgres: (address: PostgresAddress, password: String)?
 
@@ -55,6 +60,9 @@ final class Devices {
     /// A new library linked to the cloud under `name`.
     func device(_ name: String, cacheLimit: Int? = nil) throws -> Device {
         let store = try LibraryStore.create(at: folder.child(name))
+        // A device's copy of the cloud folder exists before it links, so the cloud already made
+        // reaches it first and it joins that one, as a file-sync tool shares one folder.
+        if delayed { try FileManager.default.createDirectory(at: cloudFolder(for: name), withIntermediateDirectories: true) }
         try deliver()
         try SyncEngine.link(store, to: try cloud(for: name), deviceName: name, cacheLimit: cacheLimit)
         try deliver()
@@ -83,15 +91,18 @@ final class Devices {
         let manager = FileManager.default
         let clouds = try manager.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("cloud-") }.sorted()
         var files: [String: URL] = [:]
+        var writers: [String: Set<String>] = [:]
         for cloud in clouds {
             let root = folder.child(cloud)
             for path in manager.subpaths(atPath: root.path) ?? [] where !path.split(separator: "/").contains(where: { $0.hasPrefix(".") }) {
                 var isFolder: ObjCBool = false
                 if manager.fileExists(atPath: root.appendingPathComponent(path).path, isDirectory: &isFolder), !isFolder.boolValue {
                     files[path] = root.appendingPathComponent(path)
+                    if !delivered.contains(cloud + "/" + path) { writers[path, default: []].insert(cloud) }
                 }
             }
         }
+        writtenByTwo.formUnion(writers.filter { $0.value.count > 1 }.keys)
         for cloud in clouds {
             for (path, source) in files.sorted(by: { $0.key < $1.key }) {
                 let target = folder.child(cloud).appendingPathComponent(path)
@@ -99,6 +110,7 @@ final class Devices {
                 else { continue }
                 try manager.createDirectory(at: target.deletingLastPathComponent(), withIntermediateDirectories: true)
                 try manager.copyItem(at: source, to: target)
+                delivered.insert(cloud + "/" + path)
             }
         }
     }

@@ -150,7 +150,7 @@ import TestSupport
     private static func push(_ hostile: Case, as evil: DeviceRecord, number: Int64, to cloud: any CloudBackend) throws {
         let bytes = Data("hostile bytes\n".utf8)
         let hash = ContentHash(of: bytes)
-        try cloud.putContent(bytes, hash: hash)
+        try cloud.putContent(bytes, hash: hash, by: evil.id)
         let item = ["file", "folder"].contains(hostile.kind) ? "file:" + hostile.path : UUID().uuidString.lowercased()
         let change = CloudChange(id: "\(evil.id)-\(number)-0", item: item, base: nil, device: evil.id, time: Date(),
                                  operation: .put, kind: hostile.kind, path: hostile.path, title: "Pwned", hash: hash,

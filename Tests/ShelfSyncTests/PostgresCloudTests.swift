@@ -87,7 +87,7 @@ import TestSupport
         let cloud = try intruder.cloud(environment: ["PGPASSWORD": mine.password])
         for attempt in [{ _ = try cloud.identity() },
                         { _ = try cloud.batches(after: CloudCursor(), limit: 100) },
-                        { try cloud.putContent(Data("planted\n".utf8), hash: ContentHash(of: Data("planted\n".utf8))) }] {
+                        { try cloud.putContent(Data("planted\n".utf8), hash: ContentHash(of: Data("planted\n".utf8)), by: "intruder") }] {
             let error = try #require(throws: (any Error).self) { try attempt() }
             // Refused for want of privilege (insufficient_privilege), not for any other failure.
             // (The cloud's error carries the server's SQLSTATE in its words.)

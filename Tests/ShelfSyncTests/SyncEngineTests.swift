@@ -463,6 +463,31 @@ import TestSupport
         }
     }
 
+    /// A cloud made by a Shelf of format 1 keeps its one shared content folder, which devices
+    /// of every format read and write; a new cloud has a content folder per device.
+    @Test func aFirstFormatCloudKeepsItsSharedContentFolder() throws {
+        let devices = try Devices()
+        try FolderCloud(folder: devices.cloudFolder(for: "a")).create(CloudIdentity(format: 1))
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        let id = try a.write("Notes/Old.md", "an old cloud\n")
+        try devices.settle(a, b)
+        #expect(try b.text(id: id) == "an old cloud\n")
+        let hash = ContentHash(of: Data("an old cloud\n".utf8)).rawValue
+        let content = devices.cloudFolder(for: "a").appendingPathComponent("content")
+        #expect(FileManager.default.fileExists(atPath: content.appendingPathComponent("\(hash.prefix(2))/\(hash)").path))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: content.path).allSatisfy { $0.count == 2 })
+
+        let newer = try Devices()
+        let c = try newer.device("c")
+        _ = try c.write("Notes/New.md", "a new cloud\n")
+        try c.sync()
+        let device = try #require(try c.store.cloudLink()?.device)
+        let newHash = ContentHash(of: Data("a new cloud\n".utf8)).rawValue
+        #expect(FileManager.default.fileExists(
+            atPath: newer.cloudFolder(for: "c").appendingPathComponent("content/\(device)/\(newHash.prefix(2))/\(newHash)").path))
+    }
+
     @Test func aMissingEmptiedOrReplacedCloudStopsSyncAndDeletesNothing() throws {
         let devices = try Devices()
         let a = try devices.device("a")
@@ -532,7 +557,7 @@ import TestSupport
                                  operation: .put, kind: "note", path: stored.path, title: stored.item.title,
                                  hash: ContentHash(of: stored.content), size: stored.content.count,
                                  modified: stored.modified, permissions: stored.permissions, attributes: [:])
-        try devices.cloud(for: "a").putContent(stored.content, hash: change.hash)
+        try devices.cloud(for: "a").putContent(stored.content, hash: change.hash, by: link.device)
         try devices.cloud(for: "a").append(ChangeBatch(device: link.device, number: 1, changes: [change]))
 
         #expect(try a.sync().pushed == 0)

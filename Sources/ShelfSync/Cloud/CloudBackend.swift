@@ -72,7 +72,8 @@ public protocol CloudBackend: Sendable {
 
     /// Stores file bytes under their hash, only if that hash is not stored yet: a stored file
     /// is never rewritten nor touched (a database may note that the bytes were used again).
-    func putContent(_ bytes: Data, hash: ContentHash) throws
+    /// `device` stores them: in a folder, each device writes only its own files.
+    func putContent(_ bytes: Data, hash: ContentHash, by device: DeviceID) throws
     /// The bytes stored under `hash`, checked against it; nil when they have not arrived.
     func content(_ hash: ContentHash) throws -> Data?
     /// Whether bytes are stored under `hash` (without reading them).

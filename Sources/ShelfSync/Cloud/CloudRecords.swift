@@ -5,12 +5,13 @@ import Foundation
 /// replaced, emptied or switched stops sync instead of looking like a library with no items.
 public struct CloudIdentity: Codable, Hashable, Sendable {
     /// The layout version; a Shelf refuses a cloud whose format is newer than it knows.
+    /// 2: each device stores file bytes in its own content folder (1: one shared folder).
     public var format: Int
     /// Unique per cloud: a library remembers the cloud it linked to by this.
     public var cloud: String
     public var created: Date
 
-    public static let currentFormat = 1
+    public static let currentFormat = 2
 
     public init(format: Int = CloudIdentity.currentFormat, cloud: String = UUID().uuidString.lowercased(),
                 created: Date = Date()) {

@@ -12,8 +12,9 @@ import ShelfStore
 /// log/<device>/<000000000001>.json      that device's change batches, numbered
 /// acks/<device>/<000000000001>.json     how far that device has read, numbered
 /// snapshots/<batches>-<device>-<n>.json the whole library as of a cursor (`batches` behind it)
-/// content/<ab>/<abcdef…>                file bytes, named by their SHA-256
+/// content/<device>/<ab>/<abcdef…>       file bytes, named by their SHA-256, stored by that device
 /// ```
+/// (A cloud of format 1 keeps all bytes in one `content/<ab>/<abcdef…>`, read by every format.)
 /// Every file is written once, by one device, under a hidden temporary name first, and never
 /// changed: a file-sync tool never sees two devices write one file, so no lock files exist.
 /// Files go away only when no device needs them: a device removes its own older
@@ -38,10 +39,12 @@ public struct FolderCloud: CloudBackend {
         }
     }
 
-    /// `content/` (where a prefix folder may still appear) and the prefix folder of each hash.
+    /// Where the bytes under `hashes` may land: `content/` and each device's folder in it
+    /// (where a folder may still appear), and the prefix folder of each hash in each of them.
     public func contentFolders(for hashes: Set<ContentHash>) -> [URL] {
-        guard !hashes.isEmpty else { return [] }
-        return [contentURL] + Set(hashes.map { contentFileURL($0).deletingLastPathComponent() }).sorted { $0.path < $1.path }
+        guard !hashes.isEmpty, let roots = try? contentRoots() else { return [] }
+        let prefixFolders = roots.flatMap { root in hashes.map { contentFileURL($0, in: root).deletingLastPathComponent() } }
+        return roots + Set(prefixFolders).sorted { $0.path < $1.path }
     }
 
     private var identityURL: URL { folder.appendingPathComponent("shelf-cloud.json") }
@@ -217,45 +220,73 @@ public struct FolderCloud: CloudBackend {
 
     // MARK: Content
 
-    public func putContent(_ bytes: Data, hash: ContentHash) throws {
+    /// Stores bytes once in the cloud. In a cloud of format 2 or later each device writes into
+    /// its own folder (`content/<device>/…`), so bytes two devices store alike — a merge every
+    /// device derives, one book imported on two machines — never have two writers, which a
+    /// file-sync tool would see as a conflict. Clouds of format 1 share `content/<ab>/…`.
+    public func putContent(_ bytes: Data, hash: ContentHash, by device: DeviceID) throws {
         // Stored already: left as it is, neither rewritten nor touched (a file-sync tool would
         // carry a second writer's change). A removal racing this reuse is repaired by the
         // pushing device's maintenance (``SyncEngine/maintainCloud(snapshotEvery:unusedFor:)``).
         guard try !hasContent(hash) else { return }
-        try writeOnce(bytes, at: contentFileURL(hash))
+        let sharesOneFolder = try decode(CloudIdentity.self, at: identityURL).format < Self.contentByDeviceFormat
+        let root = sharesOneFolder ? contentURL : contentURL.appendingPathComponent(device, isDirectory: true)
+        try writeOnce(bytes, at: contentFileURL(hash, in: root))
     }
 
     public func removeContent(except keeping: Set<ContentHash>, unusedSince: Date) throws -> Int {
         var removed = 0
-        for prefix in try listing(of: contentURL, missing: nil) where prefix.count == 2 {
-            let folder = contentURL.appendingPathComponent(prefix, isDirectory: true)
-            for name in try listing(of: folder, missing: nil) where ContentHash(rawValue: name).isWellFormed {
-                guard !keeping.contains(ContentHash(rawValue: name)) else { continue }
-                var info = stat()
-                let path = folder.appendingPathComponent(name).path
-                guard stat(path, &info) == 0, Double(info.st_mtim.tv_sec) < unusedSince.timeIntervalSince1970 else { continue }
-                if unlink(path) == 0 { removed += 1 }
+        for root in try contentRoots() {
+            for prefix in try listing(of: root, missing: nil) where Self.isContentPrefix(prefix) {
+                let folder = root.appendingPathComponent(prefix, isDirectory: true)
+                for name in try listing(of: folder, missing: nil) where ContentHash(rawValue: name).isWellFormed {
+                    guard !keeping.contains(ContentHash(rawValue: name)) else { continue }
+                    var info = stat()
+                    let path = folder.appendingPathComponent(name).path
+                    guard stat(path, &info) == 0, Double(info.st_mtim.tv_sec) < unusedSince.timeIntervalSince1970 else { continue }
+                    if unlink(path) == 0 { removed += 1 }
+                }
             }
         }
         return removed
     }
 
     public func content(_ hash: ContentHash) throws -> Data? {
-        let url = contentFileURL(hash)
-        guard let bytes = FileManager.default.contents(atPath: url.path) else { return nil }
-        guard ContentHash(of: bytes) == hash else {
-            throw CloudError.damaged(path: url.path, reason: "its bytes do not have the hash they are named by")
+        for url in try contentFileURLs(hash) {
+            guard let bytes = FileManager.default.contents(atPath: url.path) else { continue }
+            guard ContentHash(of: bytes) == hash else {
+                throw CloudError.damaged(path: url.path, reason: "its bytes do not have the hash they are named by")
+            }
+            return bytes
         }
-        return bytes
+        return nil
     }
 
     public func hasContent(_ hash: ContentHash) throws -> Bool {
-        FileManager.default.fileExists(atPath: contentFileURL(hash).path)
+        try contentFileURLs(hash).contains { FileManager.default.fileExists(atPath: $0.path) }
     }
 
-    private func contentFileURL(_ hash: ContentHash) -> URL {
-        contentURL.appendingPathComponent(String(hash.rawValue.prefix(2)), isDirectory: true)
-            .appendingPathComponent(hash.rawValue)
+    /// The first format whose devices each write their own content folder.
+    static let contentByDeviceFormat = 2
+
+    /// `content/` itself (format 1's shared folder) and each device's folder in it.
+    private func contentRoots() throws -> [URL] {
+        [contentURL] + (try listing(of: contentURL, missing: nil)).filter { CloudInputRules.isDeviceID($0) && !Self.isContentPrefix($0) }
+            .sorted().map { contentURL.appendingPathComponent($0, isDirectory: true) }
+    }
+
+    /// Every place the bytes under `hash` may be stored.
+    private func contentFileURLs(_ hash: ContentHash) throws -> [URL] {
+        try contentRoots().map { contentFileURL(hash, in: $0) }
+    }
+
+    private func contentFileURL(_ hash: ContentHash, in root: URL) -> URL {
+        root.appendingPathComponent(String(hash.rawValue.prefix(2)), isDirectory: true).appendingPathComponent(hash.rawValue)
+    }
+
+    /// A hash's two-character folder (`ab`), never a device's: device ids are longer.
+    private static func isContentPrefix(_ name: String) -> Bool {
+        name.utf8.count == 2 && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
     }
 
     // MARK: Files

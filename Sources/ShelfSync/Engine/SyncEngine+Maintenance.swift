@@ -80,7 +80,7 @@ extension SyncEngine {
                     + writer.syncedChanges().map { try CloudCoding.decoder.decode(CloudChange.self, from: $0).hash }
             })
             report.contentRemoved = try cloud.removeContent(except: keeping, unusedSince: Date().addingTimeInterval(-unusedFor))
-            try restoreRemovedContent(of: own)
+            try restoreRemovedContent(of: own, by: link.device)
             return report
         }
     }
@@ -89,13 +89,13 @@ extension SyncEngine {
     /// elsewhere took away: stored bytes are never touched when reused, so another device's
     /// removal may have counted them unused just as this device pushed a change naming them.
     /// Bytes this device no longer holds stay missing (their readers report it).
-    private func restoreRemovedContent(of changes: [CloudChange]) throws {
+    private func restoreRemovedContent(of changes: [CloudChange], by device: DeviceID) throws {
         let plain = PlainFileSync(root: store.plainFilesFolder)
         for change in changes where try change.kind != PlainFileSync.folderKind && !cloud.hasContent(change.hash) {
             let bytes = PlainFileSync.isPlain(change) ? plain.bytes(at: change.path)
                 : try store.write { try ItemState.stored(change.itemID, in: $0)?.content }
             guard let bytes, ContentHash(of: bytes) == change.hash else { continue }
-            try cloud.putContent(bytes, hash: change.hash)
+            try cloud.putContent(bytes, hash: change.hash, by: device)
             logger.notice("stored again the bytes of \(change.path), which the cloud had lost")
         }
     }

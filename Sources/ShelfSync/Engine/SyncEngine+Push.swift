@@ -39,7 +39,7 @@ extension SyncEngine {
             }
             if !outgoing.isEmpty {
                 for (change, content) in outgoing {
-                    if let content { try cloud.putContent(content, hash: change.hash) }
+                    if let content { try cloud.putContent(content, hash: change.hash, by: link.device) }
                 }
                 try cloud.append(ChangeBatch(device: link.device, number: number, changes: outgoing.map(\.change)))
             }
@@ -100,7 +100,7 @@ extension SyncEngine {
             guard let bytes = plain.bytes(at: change.path), ContentHash(of: bytes) == change.hash else {
                 return 0  // changed while being read: the next round sends it
             }
-            try cloud.putContent(bytes, hash: change.hash)
+            try cloud.putContent(bytes, hash: change.hash, by: link.device)
         }
         try cloud.append(ChangeBatch(device: link.device, number: number, changes: changes))
         try store.write { writer in

@@ -384,7 +384,7 @@ public final class SyncEngine: Sendable {
                           guard let (device, number) = Self.pushedBatch(of: id) else { return false }
                           return try self.cloud.batch(of: device, number: number) != nil
                       },
-                      storeCloudContent: { try self.cloud.putContent($0, hash: $1) }, deviceName: deviceName, logger: logger)
+                      storeCloudContent: { try self.cloud.putContent($0, hash: $1, by: link.device) }, deviceName: deviceName, logger: logger)
     }
 
     // MARK: Building blocks

@@ -215,7 +215,7 @@ public final class PostgresCloud: CloudBackend {
 
     // MARK: Content
 
-    public func putContent(_ bytes: Data, hash: ContentHash) throws {
+    public func putContent(_ bytes: Data, hash: ContentHash, by device: DeviceID) throws {
         try cloudQuery("""
             INSERT INTO \(unescaped: schema).content AS c (hash, bytes, used) VALUES (\(hash.rawValue), \(bytes), now())
             ON CONFLICT (hash) DO UPDATE SET used = now()
