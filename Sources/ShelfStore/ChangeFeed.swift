@@ -17,13 +17,15 @@ enum ChangeFeed {
         try Row.fetchAll(db.cachedStatement(sql: """
             SELECT sequence, kind, item_id, path, previous_path, time FROM change_feed
             WHERE sequence > ? ORDER BY sequence LIMIT ?
-            """), arguments: [sequence, limit]).map { row in
-            let rawKind: String = row[1]
+            """), arguments: [sequence, limit]).map { change in
+            typealias Columns = ChangeFeedColumns
+            let id = ItemID(rawValue: change[Columns.itemID])
+            let rawKind: String = change[Columns.kind]
             guard let kind = Change.Kind(rawValue: rawKind) else {
-                throw StoreError.damagedRecord(id: ItemID(rawValue: row[2]), reason: "unknown change kind \(rawKind)")
+                throw StoreError.damagedRecord(id: id, reason: "unknown change kind \(rawKind)")
             }
-            return Change(sequence: row[0], kind: kind, id: ItemID(rawValue: row[2]), path: row[3],
-                          previousPath: row[4], time: (row[5] as Double?).map(Date.init(storedSeconds:)))
+            return Change(sequence: change[Columns.sequence], kind: kind, id: id, path: change[Columns.path],
+                          previousPath: change[Columns.previousPath], time: (change[Columns.time] as Double?).map(Date.init(storedSeconds:)))
         }
     }
 

@@ -72,8 +72,8 @@ extension StoreWriter {
             SELECT id, path FROM item WHERE trashed_at IS NULL AND path >= ? AND path < ? AND size = ? AND content = ?
             """), arguments: [prefix, prefix + "\u{10FFFF}", bytes.count, bytes])
         for copy in copies {
-            try trash(id: ItemID(rawValue: copy["id"]), reason: "superseded: a later save continued what it kept aside")
+            try trash(id: ItemID(rawValue: copy[ItemColumns.id]), reason: "superseded: a later save continued what it kept aside")
         }
-        return copies.map { $0["path"] }
+        return copies.map { $0[ItemColumns.path] }
     }
 }

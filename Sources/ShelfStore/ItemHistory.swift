@@ -10,6 +10,7 @@ import ShelfModel
 /// Rows kept before chunks (`chunks` NULL) hold their bytes in `content`.
 enum ItemHistory {
     static let depth = 32
+    private typealias Columns = ItemHistoryColumns
 
     /// Keeps what the item showed at `version`, then drops versions beyond `depth`.
     static func keep(_ id: ItemID, version: Int64, modified: Date, content: Data, wasDraft: Bool,
@@ -39,12 +40,13 @@ enum ItemHistory {
     /// The kept versions of `id`, newest first.
     static func versions(of id: ItemID, in db: Database) throws -> [ItemVersion] {
         try Row.fetchAll(db, sql: """
-            SELECT h.version, h.modified, COALESCE(h.size, length(h.content)), h.was_draft, o.reason, o.device
+            SELECT h.version, h.modified, COALESCE(h.size, length(h.content)) AS size, h.was_draft, o.reason, o.device
             FROM item_history h LEFT JOIN item_origin o ON o.item_id = h.item_id AND o.version = h.version
             WHERE h.item_id = ? ORDER BY h.version DESC
-            """, arguments: [id.rawValue]).map { row in
-            ItemVersion(version: row[0], modified: Date(storedSeconds: row[1]), size: row[2], wasDraft: row[3],
-                        origin: origin(reason: row[4], device: row[5]))
+            """, arguments: [id.rawValue]).map { kept in
+            ItemVersion(version: kept[Columns.version], modified: Date(storedSeconds: kept[Columns.modified]),
+                        size: kept[Columns.size], wasDraft: kept[Columns.wasDraft],
+                        origin: origin(reason: kept[Columns.reason], device: kept[Columns.device]))
         }
     }
 
@@ -53,7 +55,7 @@ enum ItemHistory {
         try Row.fetchOne(db, sql: """
             SELECT o.reason, o.device FROM item i JOIN item_origin o ON o.item_id = i.id AND o.version = i.version
             WHERE i.id = ?
-            """, arguments: [id.rawValue]).flatMap { origin(reason: $0[0], device: $0[1]) }
+            """, arguments: [id.rawValue]).flatMap { origin(reason: $0[Columns.reason], device: $0[Columns.device]) }
     }
 
     private static func origin(reason: String?, device: String?) -> ChangeOrigin? {
@@ -61,10 +63,10 @@ enum ItemHistory {
     }
 
     static func content(of id: ItemID, version: Int64, in db: Database) throws -> Data? {
-        guard let row = try Row.fetchOne(db, sql: "SELECT content, chunks FROM item_history WHERE item_id = ? AND version = ?",
-                                         arguments: [id.rawValue, version]) else { return nil }
-        let chunks: Data? = row[1]
-        return try chunks.map { try HistoryChunks.content(of: $0, in: db) } ?? row[0]
+        guard let kept = try Row.fetchOne(db, sql: "SELECT content, chunks FROM item_history WHERE item_id = ? AND version = ?",
+                                          arguments: [id.rawValue, version]) else { return nil }
+        let chunks: Data? = kept[Columns.chunks]
+        return try chunks.map { try HistoryChunks.content(of: $0, in: db) } ?? kept[Columns.content]
     }
 
     /// Forgets the versions of items deleted for good.

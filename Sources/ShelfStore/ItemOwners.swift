@@ -34,8 +34,9 @@ extension LibraryStore {
     public func owners() throws -> [ItemID: FileOwner] {
         try readDatabase { db in
             var owners: [ItemID: FileOwner] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT item_id, uid, gid FROM item_owner") {
-                owners[ItemID(rawValue: row[0])] = FileOwner(uid: row[1], gid: row[2])
+            for owner in try Row.fetchAll(db, sql: "SELECT item_id, uid, gid FROM item_owner") {
+                owners[ItemID(rawValue: owner[ItemOwnerColumns.itemID])] =
+                    FileOwner(uid: owner[ItemOwnerColumns.uid], gid: owner[ItemOwnerColumns.gid])
             }
             return owners
         }

@@ -29,6 +29,29 @@ struct StoredRow {
     var permissions: UInt32
 }
 
+extension StoredRow: FetchableRecord {
+    init(row item: Row) {
+        self.init(serial: item[ItemColumns.serial], kind: item[ItemColumns.kind], version: item[ItemColumns.version],
+                  path: item[ItemColumns.path], modified: Date(storedSeconds: item[ItemColumns.modified]),
+                  encodedRecord: item[ItemColumns.record], content: item[ItemColumns.content],
+                  hasDraft: item[ItemColumns.hasDraft], isLive: item[ItemColumns.isLive], permissions: item[ItemColumns.permissions])
+    }
+}
+
+/// A live item's listing columns (``ItemQueries/summaryColumns``), read straight into its summary.
+struct ItemSummaryRow: FetchableRecord {
+    let summary: ItemSummary
+
+    init(row item: Row) throws {
+        let id = ItemID(rawValue: item[ItemColumns.id])
+        summary = ItemSummary(id: id, kind: try ItemQueries.kind(item[ItemColumns.kind], of: id), title: item[ItemColumns.title],
+                              path: item[ItemColumns.path], version: item[ItemColumns.version],
+                              modified: Date(storedSeconds: item[ItemColumns.modified]), size: item[ItemColumns.size],
+                              favorite: item[ItemColumns.favorite], hasDraft: item[ItemColumns.hasDraft],
+                              permissions: item[ItemColumns.permissions], isPlaceholder: item[ItemColumns.isPlaceholder])
+    }
+}
+
 /// Every read of the `item` table, shared by `LibraryStore` (in a read transaction) and
 /// `StoreWriter` (inside its write transaction), so both see items the same way.
 ///
@@ -43,8 +66,8 @@ struct ItemQueries {
     private static let recordColumns =
         "serial, id, path, version, modified, record, content, draft_diagnostics, trashed_at, permissions"
     static let summaryColumns = """
-        id, kind, title, path, version, modified, size, favorite, draft_diagnostics IS NOT NULL, permissions,
-        EXISTS (SELECT 1 FROM item_download WHERE item_download.item_id = item.id)
+        id, kind, title, path, version, modified, size, favorite, draft_diagnostics IS NOT NULL AS has_draft, permissions,
+        EXISTS (SELECT 1 FROM item_download WHERE item_download.item_id = item.id) AS is_placeholder
         """
 
     /// Whether an item with `id` is stored, and where.
@@ -69,21 +92,17 @@ struct ItemQueries {
     /// The item with `id`, live or trashed, undecoded.
     func storedRow(id: ItemID) throws -> StoredRow? {
         let statement = try db.cachedStatement(sql: """
-            SELECT serial, kind, version, path, modified, record, content, draft_diagnostics IS NOT NULL,
-                   trashed_at IS NULL, permissions
+            SELECT serial, kind, version, path, modified, record, content, draft_diagnostics IS NOT NULL AS has_draft,
+                   trashed_at IS NULL AS is_live, permissions
             FROM item WHERE id = ?
             """)
-        return try Row.fetchOne(statement, arguments: [id.rawValue]).map { row in
-            StoredRow(serial: row[0], kind: row[1], version: row[2], path: row[3],
-                      modified: Date(storedSeconds: row[4]), encodedRecord: row[5], content: row[6],
-                      hasDraft: row[7], isLive: row[8], permissions: row[9])
-        }
+        return try StoredRow.fetchOne(statement, arguments: [id.rawValue])
     }
 
     func extendedAttributes(id: ItemID) throws -> [String: Data] {
         let statement = try db.cachedStatement(sql: "SELECT name, value FROM item_attribute WHERE item_id = ?")
-        return try Dictionary(uniqueKeysWithValues: Row.fetchAll(statement, arguments: [id.rawValue]).map { row in
-            (row[0] as String, row[1] as Data)
+        return try Dictionary(uniqueKeysWithValues: Row.fetchAll(statement, arguments: [id.rawValue]).map { attribute in
+            (attribute[ItemAttributeColumns.name] as String, attribute[ItemAttributeColumns.value] as Data)
         })
     }
 
@@ -113,7 +132,7 @@ struct ItemQueries {
     func liveSummary(id: ItemID) throws -> ItemSummary? {
         let statement = try db.cachedStatement(
             sql: "SELECT \(Self.summaryColumns) FROM item WHERE id = ? AND trashed_at IS NULL")
-        return try Row.fetchOne(statement, arguments: [id.rawValue]).map(Self.summary)
+        return try ItemSummaryRow.fetchOne(statement, arguments: [id.rawValue])?.summary
     }
 
     /// Live items ordered by path, straight from the columns: no record or content is decoded.
@@ -126,10 +145,10 @@ struct ItemQueries {
             arguments += Self.pathRange(under: kind.folderName)
         }
         sql += " ORDER BY path"
-        let rows = try Row.fetchCursor(db, sql: sql, arguments: arguments)
+        let rows = try ItemSummaryRow.fetchCursor(db, sql: sql, arguments: arguments)
         var summaries: [ItemSummary] = []
         while let row = try rows.next() {
-            summaries.append(try Self.summary(row))
+            summaries.append(row.summary)
         }
         return summaries
     }
@@ -138,16 +157,19 @@ struct ItemQueries {
     /// trash, the bytes it showed when it was deleted.
     func file(id: ItemID) throws -> (version: Int64, content: Data)? {
         let statement = try db.cachedStatement(sql: "SELECT version, content FROM item WHERE id = ?")
-        return try Row.fetchOne(statement, arguments: [id.rawValue]).map { ($0[0], $0[1]) }
+        return try Row.fetchOne(statement, arguments: [id.rawValue]).map { file in
+            (file[ItemColumns.version], file[ItemColumns.content])
+        }
     }
 
     /// Up to `count` bytes of item `id`'s file at `offset`, with its version and whole size,
     /// read from the row without loading the rest of its bytes (SQLite's incremental blob
     /// reads): reading a file request by request costs its size, not its size squared.
     func fileRange(id: ItemID, offset: Int, count: Int) throws -> (version: Int64, size: Int, bytes: Data)? {
-        let statement = try db.cachedStatement(sql: "SELECT serial, version, length(content) FROM item WHERE id = ?")
-        guard let row = try Row.fetchOne(statement, arguments: [id.rawValue]) else { return nil }
-        let (serial, version, size): (Int64, Int64, Int) = (row[0], row[1], row[2])
+        let statement = try db.cachedStatement(sql: "SELECT serial, version, length(content) AS content_length FROM item WHERE id = ?")
+        guard let file = try Row.fetchOne(statement, arguments: [id.rawValue]) else { return nil }
+        let (serial, version, size): (Int64, Int64, Int) =
+            (file[ItemColumns.serial], file[ItemColumns.version], file[ItemColumns.contentLength])
         let wanted = max(0, min(count, size - offset))
         guard wanted > 0 else { return (version, size, Data()) }
         var blob: OpaquePointer?
@@ -171,9 +193,9 @@ struct ItemQueries {
     /// Calls `body` with the path and file bytes of every live item, in path order, from one
     /// cursor: what an export needs, without decoding a single record.
     func forEachLiveFile(_ body: (_ path: String, _ content: Data) throws -> Void) throws {
-        let rows = try Row.fetchCursor(db, sql: "SELECT path, content FROM item WHERE trashed_at IS NULL ORDER BY path")
-        while let row = try rows.next() {
-            try body(row[0], row[1])
+        let files = try Row.fetchCursor(db, sql: "SELECT path, content FROM item WHERE trashed_at IS NULL ORDER BY path")
+        while let file = try files.next() {
+            try body(file[ItemColumns.path], file[ItemColumns.content])
         }
     }
 
@@ -182,10 +204,11 @@ struct ItemQueries {
         try Row.fetchAll(db, sql: """
             SELECT id, kind, title, path, trashed_at, trash_reason FROM item
             WHERE trashed_at IS NOT NULL ORDER BY trashed_at DESC, path
-            """).map { row in
-            let id = ItemID(rawValue: row[0])
-            return TrashedItem(id: id, kind: try Self.kind(row[1], of: id), title: row[2],
-                               originalPath: row[3], trashedAt: Date(storedSeconds: row[4]), reason: row[5])
+            """).map { trashed in
+            let id = ItemID(rawValue: trashed[ItemColumns.id])
+            return TrashedItem(id: id, kind: try Self.kind(trashed[ItemColumns.kind], of: id), title: trashed[ItemColumns.title],
+                               originalPath: trashed[ItemColumns.path], trashedAt: Date(storedSeconds: trashed[ItemColumns.trashedAt]),
+                               reason: trashed[ItemColumns.trashReason])
         }
     }
 
@@ -194,8 +217,8 @@ struct ItemQueries {
         try Row.fetchAll(db, sql: """
             SELECT serial, id, path FROM item
             WHERE path >= ? AND path < ? AND trashed_at IS NULL ORDER BY path
-            """, arguments: Self.pathRange(under: folder)).map { row in
-            (serial: row[0], id: ItemID(rawValue: row[1]), path: row[2])
+            """, arguments: Self.pathRange(under: folder)).map { item in
+            (serial: item[ItemColumns.serial], id: ItemID(rawValue: item[ItemColumns.id]), path: item[ItemColumns.path])
         }
     }
 
@@ -204,26 +227,19 @@ struct ItemQueries {
         [folder + "/", folder + "0"]
     }
 
-    private func storedItem(_ row: Row) throws -> StoredItem {
-        let id = ItemID(rawValue: row[1])
-        let diagnostics: Data? = row[7]
+    private func storedItem(_ item: Row) throws -> StoredItem {
+        let id = ItemID(rawValue: item[ItemColumns.id])
+        let diagnostics: Data? = item[ItemColumns.draftDiagnostics]
         let record = ItemRecord(
-            item: try coding.decodeItem(row[5], id: id),
-            version: row[3],
-            path: row[2],
-            modified: Date(storedSeconds: row[4]),
-            content: row[6],
+            item: try coding.decodeItem(item[ItemColumns.record], id: id),
+            version: item[ItemColumns.version],
+            path: item[ItemColumns.path],
+            modified: Date(storedSeconds: item[ItemColumns.modified]),
+            content: item[ItemColumns.content],
             draftDiagnostics: try diagnostics.map { try coding.decodeDiagnostics($0, id: id) },
-            permissions: row[9])
-        let trashedAt: Double? = row[8]
-        return StoredItem(serial: row[0], record: record, trashedAt: trashedAt.map(Date.init(storedSeconds:)))
-    }
-
-    private static func summary(_ row: Row) throws -> ItemSummary {
-        let id = ItemID(rawValue: row[0])
-        return ItemSummary(id: id, kind: try kind(row[1], of: id), title: row[2], path: row[3],
-                           version: row[4], modified: Date(storedSeconds: row[5]), size: row[6],
-                           favorite: row[7], hasDraft: row[8], permissions: row[9], isPlaceholder: row[10])
+            permissions: item[ItemColumns.permissions])
+        let trashedAt: Double? = item[ItemColumns.trashedAt]
+        return StoredItem(serial: item[ItemColumns.serial], record: record, trashedAt: trashedAt.map(Date.init(storedSeconds:)))
     }
 
     /// The kind stored as `rawValue`; `damagedRecord` for one this Shelf does not know.

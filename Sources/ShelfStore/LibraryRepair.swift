@@ -44,11 +44,11 @@ extension StoreWriter {
     func repairInvalidItems() throws -> [RepairedItem] {
         try db.execute(sql: "UPDATE item SET permissions = permissions & 511 WHERE permissions & ~511 != 0")
         var repaired: [RepairedItem] = []
-        for row in try Row.fetchAll(db, sql: "SELECT id, kind, path FROM item WHERE trashed_at IS NULL") {
-            let id = ItemID(rawValue: row[0])
-            let path: String = row[2]
+        for item in try Row.fetchAll(db, sql: "SELECT id, kind, path FROM item WHERE trashed_at IS NULL") {
+            let id = ItemID(rawValue: item[ItemColumns.id])
+            let path: String = item[ItemColumns.path]
             do {
-                try ItemPath.validate(path, for: try ItemQueries.kind(row[1], of: id))
+                try ItemPath.validate(path, for: try ItemQueries.kind(item[ItemColumns.kind], of: id))
             } catch StoreError.invalidPath(_, let reason) {
                 let why = "its path \(path.debugDescription) is not valid (\(reason)), as a cloud before Shelf checked its input could leave it"
                 try trash(id: id, reason: why)

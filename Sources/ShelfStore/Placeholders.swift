@@ -41,7 +41,7 @@ public struct DownloadState: Hashable, Sendable {
 
     static func of(_ id: ItemID, in db: Database) throws -> DownloadState? {
         try Row.fetchOne(db.cachedStatement(sql: "SELECT hash, error FROM item_download WHERE item_id = ?"),
-                         arguments: [id.rawValue]).map { DownloadState(hash: $0[0], error: $0[1]) }
+                         arguments: [id.rawValue]).map { DownloadState(hash: $0[ItemDownloadColumns.hash], error: $0[ItemDownloadColumns.error]) }
     }
 }
 
@@ -137,7 +137,9 @@ extension LibraryStore {
                 SELECT id, size, modified FROM item
                 WHERE trashed_at IS NULL
                   AND id NOT IN (SELECT item_id FROM item_download) AND id NOT IN (SELECT item_id FROM item_pin)
-                """).map { (ItemID(rawValue: $0[0]), $0[1], Date(storedSeconds: $0[2])) }
+                """).map {
+                    (ItemID(rawValue: $0[ItemColumns.id]), $0[ItemColumns.size], Date(storedSeconds: $0[ItemColumns.modified]))
+                }
         }
     }
 

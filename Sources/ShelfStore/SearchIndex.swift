@@ -14,8 +14,8 @@ enum SearchIndex {
         let document = Document(item)
         let indexed = try Row.fetchOne(db.cachedStatement(sql: "SELECT title, author, body FROM item_search WHERE rowid = ?"),
                                        arguments: [serial])
-        if let indexed, indexed[0] as String? == document.title, indexed[1] as String? == document.author,
-           indexed[2] as String? == document.body {
+        if let indexed, indexed[ItemSearchColumns.title] as String? == document.title,
+           indexed[ItemSearchColumns.author] as String? == document.author, indexed[ItemSearchColumns.body] as String? == document.body {
             return
         }
         try remove(serial: serial, in: db)
@@ -44,17 +44,14 @@ enum SearchIndex {
     static func search(_ query: SearchQuery, limit: Int, in db: Database) throws -> [SearchHit] {
         return try Row.fetchAll(db, sql: """
             SELECT item.id, item.kind, item.title, item.path,
-                   snippet(item_search, -1, '[', ']', '…', 12)
+                   snippet(item_search, -1, '[', ']', '…', 12) AS snippet
             FROM item_search JOIN item ON item.serial = item_search.rowid
             WHERE item_search MATCH ? AND item.trashed_at IS NULL
             ORDER BY item_search.rank LIMIT ?
-            """, arguments: [query.matchExpression, limit]).map { row in
-            let id = ItemID(rawValue: row[0])
-            let rawKind: String = row[1]
-            guard let kind = ItemKind(rawValue: rawKind) else {
-                throw StoreError.damagedRecord(id: id, reason: "unknown item kind \(rawKind)")
-            }
-            return SearchHit(id: id, kind: kind, title: row[2], path: row[3], snippet: row[4])
+            """, arguments: [query.matchExpression, limit]).map { hit in
+            let id = ItemID(rawValue: hit[SearchHitColumns.id])
+            return SearchHit(id: id, kind: try ItemQueries.kind(hit[SearchHitColumns.kind], of: id), title: hit[SearchHitColumns.title],
+                             path: hit[SearchHitColumns.path], snippet: hit[SearchHitColumns.snippet])
         }
     }
 

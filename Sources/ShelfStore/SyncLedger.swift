@@ -61,12 +61,16 @@ enum SyncLedger {
             SELECT location, cloud, device, device_name, cursor, next_batch, pushed_sequence, linked, last_sync,
                    offline_since, error, download_all, cache_limit, waiting
             FROM cloud_link
-            """)).map { row in
-            CloudLinkState(location: row[0], cloud: row[1], device: row[2], deviceName: row[3], cursor: row[4],
-                           nextBatch: row[5], pushedSequence: row[6], linked: Date(storedSeconds: row[7]),
-                           lastSync: (row[8] as Double?).map(Date.init(storedSeconds:)),
-                           offlineSince: (row[9] as Double?).map(Date.init(storedSeconds:)), error: row[10],
-                           waiting: row[13], downloadAll: row[11], cacheLimit: row[12])
+            """)).map { link in
+            typealias Columns = CloudLinkColumns
+            return CloudLinkState(location: link[Columns.location], cloud: link[Columns.cloud], device: link[Columns.device],
+                                  deviceName: link[Columns.deviceName], cursor: link[Columns.cursor],
+                                  nextBatch: link[Columns.nextBatch], pushedSequence: link[Columns.pushedSequence],
+                                  linked: Date(storedSeconds: link[Columns.linked]),
+                                  lastSync: (link[Columns.lastSync] as Double?).map(Date.init(storedSeconds:)),
+                                  offlineSince: (link[Columns.offlineSince] as Double?).map(Date.init(storedSeconds:)),
+                                  error: link[Columns.error], waiting: link[Columns.waiting],
+                                  downloadAll: link[Columns.downloadAll], cacheLimit: link[Columns.cacheLimit])
         }
     }
 
@@ -137,7 +141,7 @@ extension StoreWriter {
     /// last agreed with.
     public func plainFileChanges() throws -> [String: Data] {
         Dictionary(uniqueKeysWithValues: try Row.fetchAll(db, sql: "SELECT path, body FROM plain_sync").map {
-            ($0[0] as String, $0[1] as Data)
+            ($0[PlainSyncColumns.path] as String, $0[PlainSyncColumns.body] as Data)
         })
     }
 
@@ -163,7 +167,7 @@ extension StoreWriter {
     /// The changes held back, oldest first, by their place in the queue.
     public func deferredChanges() throws -> [(sequence: Int64, item: ItemID, body: Data)] {
         try Row.fetchAll(db, sql: "SELECT sequence, item_id, body FROM sync_deferred ORDER BY sequence").map {
-            ($0[0], ItemID(rawValue: $0[1]), $0[2])
+            ($0[SyncDeferredColumns.sequence], ItemID(rawValue: $0[SyncDeferredColumns.itemID]), $0[SyncDeferredColumns.body])
         }
     }
 
