@@ -2,7 +2,8 @@
 import PackageDescription
 
 /// Layers, bottom up (see docs/ARCHITECTURE.md):
-/// ShelfModel → ShelfMarkdown → ShelfStore → ShelfImport / ShelfSync → ShelfFS (over FuseKit over CFuse) → shelf.
+/// ShelfModel → ShelfMarkdown → ShelfStore → ShelfImport / ShelfSync → ShelfFS (over FuseKit over CFuse) → shelf;
+/// ShelfSystem (what talks to Linux: atomic writes, inotify, worker threads) under ShelfStore and FuseKit.
 /// Linux only (libfuse3, inotify, Linux xattr calls): no other platform is declared.
 let package = Package(
     name: "Shelf",
@@ -22,8 +23,9 @@ let package = Package(
     ],
     targets: [
         .systemLibrary(name: "CFuse", pkgConfig: "fuse3", providers: [.apt(["libfuse3-dev"])]),
+        .target(name: "ShelfSystem"),
         .target(name: "FuseKit", dependencies: [
-            "CFuse",
+            "CFuse", "ShelfSystem",
             .product(name: "Logging", package: "swift-log"),
         ]),
         /// What every test target shares, once: temporary folders, polling with a deadline,
@@ -39,32 +41,32 @@ let package = Package(
             .product(name: "Yams", package: "Yams"),
         ]),
         .target(name: "ShelfStore", dependencies: [
-            "ShelfModel", "ShelfMarkdown",
+            "ShelfModel", "ShelfMarkdown", "ShelfSystem",
             .product(name: "GRDB", package: "GRDB.swift"),
             .product(name: "GRDBSQLite", package: "GRDB.swift"),
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ShelfImport", dependencies: [
-            "ShelfModel", "ShelfMarkdown", "ShelfStore",
+            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfSystem",
             .product(name: "CSV", package: "CSV.swift"),
             .product(name: "GRDB", package: "GRDB.swift"),
         ]),
         /// A library shared with other devices through a cloud copy: the cloud protocol and its
         /// backends, the sync engine, three-way merges.
         .target(name: "ShelfSync", dependencies: [
-            "ShelfModel", "ShelfMarkdown", "ShelfStore",
+            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfSystem",
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ShelfFS", dependencies: [
-            "FuseKit", "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfSync",
+            "FuseKit", "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfSync", "ShelfSystem",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "shelf", dependencies: [
-            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "ShelfSync", "ShelfFS", "FuseKit", "CShelfBuild",
+            "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "ShelfSync", "ShelfFS", "FuseKit", "ShelfSystem", "CShelfBuild",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),

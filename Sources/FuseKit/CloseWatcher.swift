@@ -2,6 +2,7 @@ import Foundation
 #if canImport(Glibc)
 import Glibc
 #endif
+import ShelfSystem
 
 /// Tells a filesystem when a program closes a file it had open for writing on the mount.
 ///
@@ -36,8 +37,7 @@ public final class CloseWatcher: @unchecked Sendable {
     private var pendingFolders: [String] = []
     private var handler: Handler?
     private var mountpoint: String?
-    private var isStopped = false
-    private var isRunning = false
+    private let worker = WorkerThread(name: "FuseKit.CloseWatcher")
     /// The write end of the pipe that wakes the thread when folders are queued or on stop.
     private var wakeDescriptor: Int32 = -1
     /// ``drain(timeout:)`` tickets: the last one asked for, and the last one whose events were
@@ -56,7 +56,7 @@ public final class CloseWatcher: @unchecked Sendable {
     /// the root). Safe from request handlers: the watch is added later, on the watcher's thread.
     public func watch(folder: String) {
         condition.withLock {
-            guard !isStopped else { return }
+            guard !worker.isStopping else { return }
             pendingFolders.append(folder)
             wake()
         }
@@ -69,12 +69,12 @@ public final class CloseWatcher: @unchecked Sendable {
     public func drain(timeout: Duration = .seconds(2)) -> Bool {
         let deadline = Date().addingTimeInterval(timeout.seconds)
         return condition.withLock {
-            guard isRunning, !isStopped else { return false }
+            guard worker.isRunning, !worker.isStopping else { return false }
             drainAsked += 1
             let ticket = drainAsked
             wake()
             while drainDone < ticket {
-                guard condition.wait(until: deadline), isRunning else { return false }
+                guard condition.wait(until: deadline), !worker.isStopping else { return false }
             }
             return true
         }
@@ -82,36 +82,40 @@ public final class CloseWatcher: @unchecked Sendable {
 
     /// Starts the thread; called by the session once the kernel is connected to `mountpoint`.
     package func connect(mountpoint: String) {
-        condition.withLock {
-            guard !isStopped, !isRunning else { return }
+        let wakeUp = condition.withLock { () -> Int32? in
+            guard !worker.isStopping, !worker.isRunning, wakeDescriptor < 0 else { return nil }
             self.mountpoint = mountpoint
             var pipeEnds: [Int32] = [-1, -1]
             guard pipe(&pipeEnds) == 0 else {
                 fuseKitLogger.error("close watcher: no pipe (\(Errno(errno))); closes are not reported")
-                return
+                return nil
             }
             for end in pipeEnds { _ = fcntl(end, F_SETFL, O_NONBLOCK); _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
             wakeDescriptor = pipeEnds[1]
-            isRunning = true
-            let wakeUp = pipeEnds[0]
-            let thread = Thread { [self] in watchUntilStopped(wakeUp: wakeUp) }
-            thread.name = "FuseKit.CloseWatcher"
-            thread.start()
+            return pipeEnds[0]
         }
+        guard let wakeUp, !worker.start({ [self] in watchUntilStopped(wakeUp: wakeUp) }) else { return }
+        condition.withLock { closePipe(readEnd: wakeUp) }  // stopped meanwhile
     }
 
     /// Stops the thread and waits (at most `timeout`) for it to end. A thread still adding a
     /// watch through a mount that no longer answers ends once the session's device is closed.
     package func stop(timeout: Duration = .seconds(2)) {
-        let deadline = Date().addingTimeInterval(timeout.seconds)
-        condition.withLock {
-            isStopped = true
-            pendingFolders.removeAll()
-            wake()
-            while isRunning {
-                guard condition.wait(until: deadline) else { return }
+        worker.stop(within: timeout) {
+            condition.withLock {
+                pendingFolders.removeAll()
+                wake()
+                condition.broadcast()
             }
         }
+    }
+
+    /// Closes both ends of the wake pipe. Called with `condition` held.
+    private func closePipe(readEnd: Int32) {
+        close(readEnd)
+        close(wakeDescriptor)
+        wakeDescriptor = -1
+        condition.broadcast()
     }
 
     /// Called with `condition` held.
@@ -149,20 +153,14 @@ public final class CloseWatcher: @unchecked Sendable {
             }
         }
         if inotify >= 0 { close(inotify) }
-        condition.withLock {
-            close(wakeUp)
-            close(wakeDescriptor)
-            wakeDescriptor = -1
-            isRunning = false
-            condition.broadcast()
-        }
+        condition.withLock { closePipe(readEnd: wakeUp) }
     }
 
     /// The folders queued since the last round, the current handler, and the drain ticket to
     /// answer this round, if one waits; nil once stopped.
     private func nextRound() -> (String, [String], Handler?, UInt64?)? {
         condition.withLock {
-            guard !isStopped, let mountpoint else { return nil }
+            guard !worker.isStopping, let mountpoint else { return nil }
             defer { pendingFolders.removeAll() }
             return (mountpoint, pendingFolders, handler, drainAsked > drainDone ? drainAsked : nil)
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ShelfSystem
 
 /// Tells the kernel that something changed without going through the mount, so it drops its
 /// cached names, attributes or pages (`fuse_lowlevel_notify_inval_inode`, `…_inval_entry`,
@@ -34,8 +35,7 @@ public final class Notifier: @unchecked Sendable {
     private var queuedSet: Set<Invalidation> = []
     private var sink: Sink?
     private var isSending = false
-    private var isStopped = false
-    private var thread: Thread?
+    private let worker = WorkerThread(name: "FuseKit.Notifier")
 
     /// A notifier that holds work until ``start(sink:)``. Tests may start it with a recording sink.
     package init() {}
@@ -52,7 +52,7 @@ public final class Notifier: @unchecked Sendable {
     public func submit(_ invalidation: Invalidation) {
         condition.lock()
         defer { condition.unlock() }
-        guard !isStopped, !isCovered(invalidation) else { return }
+        guard !worker.isStopping, !isCovered(invalidation) else { return }
         queue.append(invalidation)
         queuedSet.insert(invalidation)
         condition.broadcast()
@@ -65,7 +65,7 @@ public final class Notifier: @unchecked Sendable {
         let deadline = Date().addingTimeInterval(timeout.seconds)
         condition.lock()
         defer { condition.unlock() }
-        while !(queue.isEmpty && !isSending) && !isStopped {
+        while !(queue.isEmpty && !isSending) && !worker.isStopping {
             guard condition.wait(until: deadline) else { return false }
         }
         return true
@@ -79,31 +79,25 @@ public final class Notifier: @unchecked Sendable {
 
     /// Starts the sending thread; called by the session once the kernel is connected.
     package func start(sink: @escaping Sink) {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !isStopped, self.sink == nil else { return }
-        self.sink = sink
-        let thread = Thread { [self] in sendUntilStopped() }
-        thread.name = "FuseKit.Notifier"
-        self.thread = thread
-        thread.start()
+        let connects = condition.withLock {
+            guard !worker.isStopping, self.sink == nil else { return false }
+            self.sink = sink
+            return true
+        }
+        if connects { worker.start { [self] in sendUntilStopped() } }
     }
 
     /// Drops pending work and waits (at most `timeout`) until no notification is in flight.
     /// Returns false if one is still stuck in the kernel, in which case the session must not
     /// be freed.
     package func stop(timeout: Duration = .seconds(2)) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout.seconds)
-        condition.lock()
-        defer { condition.unlock() }
-        isStopped = true
-        queue.removeAll()
-        queuedSet.removeAll()
-        condition.broadcast()
-        while isSending {
-            guard condition.wait(until: deadline) else { return false }
+        worker.stop(within: timeout) {
+            condition.withLock {
+                queue.removeAll()
+                queuedSet.removeAll()
+                condition.broadcast()
+            }
         }
-        return true
     }
 
     private func sendUntilStopped() {
@@ -123,8 +117,8 @@ public final class Notifier: @unchecked Sendable {
     private func nextInvalidation() -> (Invalidation, Sink)? {
         condition.lock()
         defer { condition.unlock() }
-        while queue.isEmpty && !isStopped { condition.wait() }
-        guard !isStopped, let sink else { return nil }
+        while queue.isEmpty && !worker.isStopping { condition.wait() }
+        guard !worker.isStopping, let sink else { return nil }
         let invalidation = queue.removeFirst()
         queuedSet.remove(invalidation)
         isSending = true

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import ShelfSystem
 import Synchronization
 
 /// Makes a request that waits too long a visible failure instead of a silent wedge: every
@@ -33,9 +34,9 @@ final class RequestWatch: Sendable {
     private let budget = Mutex<(minute: Int, logged: Int, suppressed: Int)>((0, 0, 0))
     private static let linesPerMinute = 10
     /// Whether the watching thread runs; signalled to stop it, and by it once it has.
-    private let isRunning = Atomic<Bool>(false)
+    private let worker = WorkerThread(name: "fusekit.request-watch")
+    /// Signalled by ``stop()``: the thread's once-a-second wait ends at once.
     private let stopRequest = DispatchSemaphore(value: 0)
-    private let stopped = DispatchSemaphore(value: 0)
 
     /// `describe`: names what an inode stands for (a path); must not wait for anything.
     /// `report`: where the lines go (FuseKit's log; tests collect them).
@@ -63,20 +64,14 @@ final class RequestWatch: Sendable {
 
     /// Starts the watching thread.
     func start() {
-        guard isRunning.compareExchange(expected: false, desired: true, ordering: .relaxed).exchanged else { return }
-        let thread = Thread { [self] in
+        worker.start { [self] in
             while stopRequest.wait(timeout: .now() + 1) == .timedOut { reportOverdue() }
-            stopped.signal()
         }
-        thread.name = "fusekit.request-watch"
-        thread.start()
     }
 
     /// Stops the watching thread and waits for it.
     func stop() {
-        guard isRunning.compareExchange(expected: true, desired: false, ordering: .relaxed).exchanged else { return }
-        stopRequest.signal()
-        stopped.wait()
+        worker.stop { stopRequest.signal() }
     }
 
     /// Logs each request waiting longer than the threshold, once.

@@ -2,6 +2,7 @@ import Foundation
 import FuseKit
 import Glibc
 import ShelfModel
+import ShelfSystem
 import Synchronization
 
 /// Makes inotify watchers on the mount (Obsidian, VS Code, `inotifywait`) hear of changes made
@@ -35,12 +36,11 @@ final class ChangeAnnouncer: @unchecked Sendable {
     }
 
     private let waitForInvalidations: @Sendable () -> Void
-    /// Guards the thread's state, like every worker thread's in Shelf.
+    private let worker = WorkerThread(name: "shelf.announcer")
+    /// Guards the queue and the mount point.
     private let condition = NSCondition()
     private var queue: [Announcement] = []
     private var mountpointPath: String?
-    private var isRunning = false
-    private var isStopped = false
     /// The thread's kernel id, which FUSE requests carry as their pid.
     private let threadID = Atomic<Int32>(0)
     /// What the thread is doing now, for the handlers that answer it.
@@ -53,31 +53,24 @@ final class ChangeAnnouncer: @unchecked Sendable {
     }
 
     func start(mountpoint: String) {
-        condition.withLock {
-            guard !isRunning, !isStopped else { return }
-            mountpointPath = mountpoint
-            isRunning = true
-            let thread = Thread { [self] in announceUntilStopped() }
-            thread.name = "shelf.announcer"
-            thread.start()
-        }
+        condition.withLock { mountpointPath = mountpointPath ?? mountpoint }
+        worker.start { [self] in announceUntilStopped() }
     }
 
     /// Stops as the mount goes away; announcements not made yet are dropped. Waits a moment
     /// at most for the one under way (its system call fails once the mount is gone).
     func stop() {
-        condition.withLock {
-            isStopped = true
-            queue.removeAll()
-            condition.broadcast()
-            let deadline = Date().addingTimeInterval(2)
-            while isRunning && condition.wait(until: deadline) {}
+        worker.stop(within: .seconds(2)) {
+            condition.withLock {
+                queue.removeAll()
+                condition.broadcast()
+            }
         }
     }
 
     func announce(_ announcement: Announcement) {
         condition.withLock {
-            guard !isStopped, !queue.contains(announcement) else { return }
+            guard !worker.isStopping, !queue.contains(announcement) else { return }
             queue.append(announcement)
             condition.broadcast()
         }
@@ -90,7 +83,7 @@ final class ChangeAnnouncer: @unchecked Sendable {
 
     /// Whether announcements are being made (the mount is attached and not stopping).
     var isAnnouncing: Bool {
-        condition.withLock { isRunning && !isStopped }
+        worker.isRunning && !worker.isStopping
     }
 
     /// Whether a request comes from this thread.
@@ -128,16 +121,12 @@ final class ChangeAnnouncer: @unchecked Sendable {
             perform(announcement, under: mountpoint)
             current.withLock { $0 = nil }
         }
-        condition.withLock {
-            isRunning = false
-            condition.broadcast()
-        }
     }
 
     private func next() -> (Announcement, String)? {
         condition.withLock {
-            while queue.isEmpty && !isStopped { condition.wait() }
-            guard !isStopped, let mountpoint = mountpointPath else { return nil }
+            while queue.isEmpty && !worker.isStopping { condition.wait() }
+            guard !worker.isStopping, let mountpoint = mountpointPath else { return nil }
             return (queue.removeFirst(), mountpoint)
         }
     }

@@ -3,6 +3,7 @@ import Synchronization
 import FuseKit
 import ShelfModel
 import ShelfStore
+import ShelfSystem
 
 /// Brings changes made outside this mount (the CLI, an import, another mount, sync) into the
 /// kernel's view: a thread reads the store's change feed whenever the library's database
@@ -25,14 +26,11 @@ final class ChangeFollower: @unchecked Sendable {
     private let fallback: TimeInterval
     /// Made when the thread starts: a file system that is never mounted holds no inotify
     /// instance (a user has 128 at most).
-    private var signal: FolderChangeSignal?
+    private let signal = Mutex<FolderChangeSignal?>(nil)
     private let sequence: Mutex<Int64>
     /// How many times the feed was read: an idle mount reads it rarely.
     let feedReads = Atomic<Int>(0)
-    /// Guards the thread's state, like every worker thread's in Shelf.
-    private let condition = NSCondition()
-    private var isRunning = false
-    private var isStopped = false
+    private let worker = WorkerThread(name: "shelf.change-follower")
 
     /// Follows the feed from `sequence`, the feed position the index was loaded at.
     init(fileSystem: ShelfFileSystem, after sequence: Int64, fallback: TimeInterval = 5) {
@@ -42,46 +40,28 @@ final class ChangeFollower: @unchecked Sendable {
     }
 
     func start() {
-        condition.withLock {
-            guard !isRunning, !isStopped else { return }
-            isRunning = true
-            signal = FolderChangeSignal.library(fileSystem.store.folder)
-            let thread = Thread { [self] in followUntilStopped() }
-            thread.name = "shelf.change-follower"
-            thread.start()
+        let signal = signal.withLock { signal in
+            if signal == nil { signal = FolderChangeSignal.library(fileSystem.store.folder) }
+            return signal!
         }
+        worker.start { [self] in followUntilStopped(signal) }
     }
 
     /// Stops the thread and waits for its last poll to end.
     func stop() {
-        condition.withLock {
-            isStopped = true
-            condition.broadcast()
-        }
-        condition.withLock { signal }?.wakeUp()
-        condition.withLock {
-            while isRunning { condition.wait() }
-        }
+        worker.stop { signal.withLock { $0 }?.wakeUp() }
     }
 
-    private func followUntilStopped() {
+    private func followUntilStopped(_ signal: FolderChangeSignal) {
         repeat {
             do {
                 try poll()
             } catch {
                 fileSystem.logger.error("cannot read the library's change feed: \(error)")
             }
-        } while waitForNextPoll()
-        condition.withLock {
-            isRunning = false
-            condition.broadcast()
-        }
-    }
-
-    /// Waits for the library to change (or the fallback interval); false once stopped.
-    private func waitForNextPoll() -> Bool {
-        condition.withLock { signal }?.wait(fallback: fallback, settle: 0.01)
-        return condition.withLock { !isStopped }
+            // Waits for the library to change (or the fallback interval).
+            signal.wait(fallback: fallback, settle: 0.01)
+        } while !worker.isStopping
     }
 
     /// Applies every change since the last poll; returns how many there were.

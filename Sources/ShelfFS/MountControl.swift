@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ShelfSystem
 
 /// The channel through which `shelf` commands reach the running mounts of their library, so a
 /// command sees every save whose `close()` returned before it started (read-your-writes across
@@ -24,9 +25,7 @@ public enum MountControl {
         private let commit: @Sendable () throws -> Void
         /// Runs a sync round and describes it; nil for a library not linked to a cloud.
         private let sync: (@Sendable () throws -> String)?
-        /// Guards `isRunning`, like every worker thread's state in Shelf.
-        private let condition = NSCondition()
-        private var isRunning = false
+        private let worker = WorkerThread(name: "shelf.mount-control")
 
         /// Listens at `run/control-<pid>.sock` in `library`; `commit` and `sync` answer requests.
         init(library: URL, commit: @escaping @Sendable () throws -> Void,
@@ -54,22 +53,13 @@ public enum MountControl {
         }
 
         func start() {
-            condition.withLock {
-                guard !isRunning else { return }
-                isRunning = true
-                let thread = Thread { [self] in serveUntilStopped() }
-                thread.name = "shelf.mount-control"
-                thread.start()
-            }
+            worker.start { [self] in serveUntilStopped() }
         }
 
         /// Stops listening, waits for the request under way, and removes the socket.
         func stop() {
             unlink(socketURL.path)
-            shutdown(listener, Int32(SHUT_RDWR))  // wakes the thread's accept()
-            condition.withLock {
-                while isRunning { condition.wait() }
-            }
+            worker.stop { shutdown(listener, Int32(SHUT_RDWR)) }  // wakes the thread's accept()
             close(listener)
         }
 
@@ -81,10 +71,6 @@ public enum MountControl {
                     break  // shut down by stop()
                 }
                 answer(connection)
-            }
-            condition.withLock {
-                isRunning = false
-                condition.broadcast()
             }
         }
 

@@ -2,6 +2,7 @@ import Foundation
 import ShelfModel
 import ShelfStore
 import ShelfSync
+import ShelfSystem
 import Synchronization
 
 /// The mount's downloads of placeholders: one download per item however many readers wait,
@@ -38,7 +39,7 @@ final class PlaceholderDownloads: @unchecked Sendable {
     /// Of those, the ones a fill has taken and not finished; guarded by `pending`.
     private var filling: Set<ItemID> = []
     private var fetchedBytes = 0
-    private var stopped = false
+    private let worker = WorkerThread(name: "shelf.fills")
 
     /// Fetched bytes beyond which a download puts them in place itself rather than leave
     /// more to the filler (memory stays bounded however fast a program reads).
@@ -50,12 +51,10 @@ final class PlaceholderDownloads: @unchecked Sendable {
         self.timeout = timeout
         self.filled = filled
         guard engine != nil else { return }
-        let thread = Thread { [self] in
+        worker.start { [self] in
             LinuxCalls.yieldToRequestHandlers()  // readers already have their bytes
             fillUntilStopped()
         }
-        thread.name = "shelf.fills"
-        thread.start()
     }
 
     /// Whether placeholders can exist here at all (the library is linked to a cloud): an
@@ -131,10 +130,7 @@ final class PlaceholderDownloads: @unchecked Sendable {
 
     /// Ends the filler thread and puts what it left in place (unmount).
     func stop() throws {
-        pending.withLock {
-            stopped = true
-            pending.broadcast()
-        }
+        worker.stop { pending.withLock { pending.broadcast() } }
         try fillPending()
     }
 
@@ -192,15 +188,16 @@ final class PlaceholderDownloads: @unchecked Sendable {
     private func fillUntilStopped() {
         while true {
             let taken = pending.withLock { () -> [FetchedContent]? in
-                while !stopped && fetched.keys.allSatisfy(filling.contains) { pending.wait() }
-                return stopped ? nil : takeFetched(Set(fetched.keys.filter { !filling.contains($0) }))
+                while !worker.isStopping && fetched.keys.allSatisfy(filling.contains) { pending.wait() }
+                return worker.isStopping ? nil : takeFetched(Set(fetched.keys.filter { !filling.contains($0) }))
             }
             guard let taken else { return }
             do {
                 try fill(taken)
             } catch {
                 // The bytes stay fetched (reads go on from them); the next fill tries again.
-                pending.withLock { _ = pending.wait(until: Date().addingTimeInterval(SaveScheduler.retryDelay)) }
+                let retry = Date().addingTimeInterval(SaveScheduler.retryDelay)
+                pending.withLock { if !worker.isStopping { _ = pending.wait(until: retry) } }
             }
         }
     }

@@ -1,9 +1,10 @@
 import Foundation
-import Glibc
-import Synchronization
 import FuseKit
+import Glibc
 import ShelfModel
 import ShelfStore
+import ShelfSystem
+import Synchronization
 
 extension Errno {
     /// The errno of the last failed system call.

@@ -1,4 +1,5 @@
 import Foundation
+import ShelfSystem
 
 /// Decides when the writes to an item file are saved into the store, and saves them on its own
 /// thread.
@@ -18,8 +19,7 @@ final class SaveScheduler: @unchecked Sendable {
     private let condition = NSCondition()
     /// When each waiting inode is due.
     private var due: [UInt64: Date] = [:]
-    private var running = false
-    private var stopped = false
+    private let worker = WorkerThread(name: "shelf.saves")
     /// The inode the thread is saving now, if any.
     private var inFlight: UInt64?
     /// Inodes whose last save failed: waiting for their retry, and saved at once when a command
@@ -75,27 +75,17 @@ final class SaveScheduler: @unchecked Sendable {
     /// Starts the thread, which calls `save` with each inode that is due. Until then (and in
     /// tests that drive the filesystem directly) inodes only wait.
     func start(save: @escaping @Sendable (UInt64) -> Void) {
-        condition.withLock {
-            guard !running, !stopped else { return }
-            running = true
-            let thread = Thread { [self] in
-                // A command that needs a save makes it on its own thread.
-                LinuxCalls.yieldToRequestHandlers()
-                saveUntilStopped(save)
-            }
-            thread.name = "shelf.saves"
-            thread.start()
+        worker.start { [self] in
+            // A command that needs a save makes it on its own thread.
+            LinuxCalls.yieldToRequestHandlers()
+            saveUntilStopped(save)
         }
     }
 
     /// Ends the thread after the save under way, if any; what is still waiting is left to the
     /// caller (unmount saves everything itself).
     func stop() {
-        condition.withLock {
-            stopped = true
-            condition.broadcast()
-            while running { condition.wait() }
-        }
+        worker.stop { condition.withLock { condition.broadcast() } }
     }
 
     /// Saves, on the caller's thread, every inode that is due now (its writer closed it, or an
@@ -141,16 +131,12 @@ final class SaveScheduler: @unchecked Sendable {
                 condition.broadcast()
             }
         }
-        condition.withLock {
-            running = false
-            condition.broadcast()
-        }
     }
 
     /// Waits for the next inode that is due; nil once stopped.
     private func nextDue() -> UInt64? {
         condition.withLock {
-            while !stopped {
+            while !worker.isStopping {
                 let now = Date()
                 if let (inode, _) = due.first(where: { $0.value <= now }) {
                     due[inode] = nil

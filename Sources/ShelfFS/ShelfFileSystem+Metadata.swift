@@ -1,10 +1,11 @@
 import Foundation
-import Glibc
 import FuseKit
-import ShelfModel
+import Glibc
 import ShelfMarkdown
+import ShelfModel
 import ShelfStore
 import ShelfSync
+import ShelfSystem
 
 /// Attribute changes (`setattr`), extended attributes, symlinks and `statfs`.
 extension ShelfFileSystem {

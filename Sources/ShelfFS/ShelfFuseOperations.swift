@@ -1,9 +1,10 @@
 import Foundation
-import Synchronization
 import FuseKit
 import ShelfModel
 import ShelfStore
 import ShelfSync
+import ShelfSystem
+import Synchronization
 
 /// The kernel's side of a Shelf mount: forwards each FUSE request to the library filesystem
 /// and answers it, and follows the library's change feed while mounted.

@@ -4,6 +4,7 @@ import Logging
 import ShelfModel
 import ShelfStore
 import ShelfSync
+import ShelfSystem
 
 /// A library mounted as a folder of Markdown files: what `shelf mount` runs.
 ///

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ShelfStore
+import ShelfSystem
 
 /// What an export did.
 public struct ExportSummary: Hashable, Sendable, CustomStringConvertible {

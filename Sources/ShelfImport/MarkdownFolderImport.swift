@@ -2,6 +2,7 @@ import Foundation
 import ShelfMarkdown
 import ShelfModel
 import ShelfStore
+import ShelfSystem
 
 /// Imports a folder laid out like the mount — `Books/**.md` and `Notes/**.md` — such as an
 /// export, a backup, or the repository's sample library.

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ShelfStore
+import ShelfSystem
 
 /// Everything a library's mount shows that is not an item: user folders, `.obsidian/`,
 /// `.git/`, attachments, a `.gitignore` — the plain-file area, as `shelf export` copies it out

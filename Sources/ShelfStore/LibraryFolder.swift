@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import ShelfModel
+import ShelfSystem
 
 /// The on-disk layout of a library — `shelf.sqlite` beside `files/Books` and `files/Notes` —
 /// and the checks that turn a wrong folder into an error naming the folder and the fix.
@@ -13,7 +14,9 @@ struct LibraryFolder {
     /// commit 10,000 rows at once, so the default is generous.
     var busyTimeout: TimeInterval = 30
 
-    var databaseURL: URL { url.appendingPathComponent("shelf.sqlite") }
+    /// The database's file name; SQLite's log files beside it start with it.
+    static let databaseName = "shelf.sqlite"
+    var databaseURL: URL { url.appendingPathComponent(Self.databaseName) }
     var plainFilesURL: URL { url.appendingPathComponent("files", isDirectory: true) }
 
     /// Throws `libraryMissing`, `libraryUnreadable` or `notALibrary` unless `url` is a folder
@@ -102,5 +105,15 @@ struct LibraryFolder {
         guard faccessat(AT_FDCWD, url.path, R_OK | W_OK | X_OK, AT_EACCESS) == 0 else {
             throw StoreError.libraryUnreadable(path: url.path, reason: "no read and write permission on the folder (\(String(cString: strerror(errno))))")
         }
+    }
+}
+
+extension FolderChangeSignal {
+    /// Wakes on commits to the library in `folder`: every commit of any process writes the
+    /// database's write-ahead log.
+    public static func library(_ folder: URL) -> FolderChangeSignal {
+        let signal = FolderChangeSignal()
+        signal.watch(Watch(folder: folder) { $0.hasPrefix(LibraryFolder.databaseName) })
+        return signal
     }
 }

@@ -1,5 +1,6 @@
 import Foundation
 import ShelfStore
+import ShelfSystem
 
 /// `shelf mount --notify`: a desktop notification (notify-send) for each invalid save,
 /// conflict copy and stop of sync, so an editor's "written" is not the last word on a save
@@ -10,6 +11,7 @@ import ShelfStore
 /// before anyone logs in) or without notify-send, it says so once in the log and stays quiet.
 final class DesktopNotifier: @unchecked Sendable {
     private let store: LibraryStore
+    private let worker = WorkerThread(name: "shelf.notify")
     private let environment: [String: String]
     private let notifySend: String
 
@@ -38,16 +40,14 @@ final class DesktopNotifier: @unchecked Sendable {
     /// The watch is made on that thread, not here: it reads the sync status through the
     /// mount's own `/.shelf/`, which only answers once the caller has started serving.
     func start() {
-        let thread = Thread { [self] in
+        worker.start { [self] in
             guard var watch = try? ChangeWatch(store: store) else { return }
-            while true {
+            while !worker.isStopping {
                 Thread.sleep(forTimeInterval: 0.5)
                 guard let events = try? watch.next() else { continue }
                 for event in events where [.error, .conflict, .sync].contains(event.event) { show(event) }
             }
         }
-        thread.name = "shelf.notify"
-        thread.start()
     }
 
     private func show(_ event: WatchEvent) {

@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import ShelfStore
+import ShelfSystem
 
 /// The embedded cloud: a folder, local or carried between machines by a file-sync tool or a
 /// network share.

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ShelfMarkdown
 import ShelfStore
+import ShelfSystem
 
 /// Syncs a library's plain files — attachments, `.obsidian/` settings, the user's folders:
 /// everything the mount shows that is not a book or a note. They have no record and no id: a

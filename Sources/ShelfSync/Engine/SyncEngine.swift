@@ -3,6 +3,7 @@ import Glibc
 import Logging
 import ShelfModel
 import ShelfStore
+import ShelfSystem
 import Synchronization
 
 /// Keeps one library and its cloud in step: pulls other devices' changes (from the cursor on,

@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import ShelfStore
+import ShelfSystem
 
 /// Syncs continuously while a library is mounted (or `shelf sync --watch` runs): a round as
 /// soon as the library commits a change or a new file lands in the cloud's change folders (or
@@ -13,34 +14,24 @@ public final class SyncRunner: @unchecked Sendable {
     private let engine: SyncEngine
     private let interval: TimeInterval
     private let logger: Logger
-    /// Guards the thread's state, like every worker thread's in Shelf.
+    private let worker = WorkerThread(name: "shelf.sync")
+    /// Guards the rounds' state below.
     private let condition = NSCondition()
-    private var isRunning = false
-    private var isStopped = false
     private var isRequested = false
     private var failures = 0
-    private let signal = FolderChangeSignal()
+    private let signal: FolderChangeSignal
     /// When the cloud was last tidied (snapshot, removals): hourly is plenty.
     private var lastMaintenance = Date.distantPast
-    /// The cloud's own word that another device pushed, where it pushes its news.
-    private var news: (any CloudNewsWatch)?
 
     public init(engine: SyncEngine, interval: TimeInterval, logger: Logger) {
         self.engine = engine
         self.interval = interval
         self.logger = logger
-        signal.watch(.init(folder: engine.store.folder) { $0.hasPrefix("shelf.sqlite") })
+        signal = FolderChangeSignal.library(engine.store.folder)
     }
 
     public func start() {
-        condition.withLock {
-            guard !isRunning, !isStopped else { return }
-            isRunning = true
-            news = engine.cloud.watchNews { [weak self] in self?.syncNow() }
-            let thread = Thread { [self] in runUntilStopped() }
-            thread.name = "shelf.sync"
-            thread.start()
-        }
+        worker.start { [self] in runUntilStopped() }
     }
 
     /// Wakes the thread for a round now.
@@ -55,25 +46,18 @@ public final class SyncRunner: @unchecked Sendable {
     /// Stops after the round under way, then runs a last one so saves made until now reach
     /// the cloud if it can be reached.
     public func stop() {
-        let news = condition.withLock {
-            isStopped = true
-            condition.broadcast()
-            return self.news.take()
-        }
-        news?.stop()
-        signal.wakeUp()
-        condition.withLock {
-            while isRunning { condition.wait() }
+        worker.stop {
+            condition.withLock { condition.broadcast() }
+            signal.wakeUp()
         }
         round()
     }
 
     private func runUntilStopped() {
+        // The cloud's own word that another device pushed, where it pushes its news.
+        let news = engine.cloud.watchNews { [weak self] in self?.syncNow() }
         repeat { round() } while waitForNextRound()
-        condition.withLock {
-            isRunning = false
-            condition.broadcast()
-        }
+        news?.stop()
     }
 
     private func round() {
@@ -109,14 +93,14 @@ public final class SyncRunner: @unchecked Sendable {
         if let backoff {
             condition.withLock {
                 let deadline = Date().addingTimeInterval(backoff)
-                while !isStopped && !isRequested && condition.wait(until: deadline) {}
+                while !worker.isStopping && !isRequested && condition.wait(until: deadline) {}
             }
         } else {
             signal.wait(fallback: interval, settle: 0.02)
         }
         return condition.withLock {
             isRequested = false
-            return !isStopped
+            return !worker.isStopping
         }
     }
 }

@@ -37,13 +37,6 @@ public final class FolderChangeSignal: @unchecked Sendable {
         wakePipe = (ends[0], ends[1])
     }
 
-    /// Wakes on commits to the library in `folder`.
-    public static func library(_ folder: URL) -> FolderChangeSignal {
-        let signal = FolderChangeSignal()
-        signal.watch(Watch(folder: folder) { $0.hasPrefix("shelf.sqlite") })
-        return signal
-    }
-
     deinit {
         for descriptor in [inotify, wakePipe.read, wakePipe.write] where descriptor >= 0 { close(descriptor) }
     }
