@@ -92,6 +92,7 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        .testTarget(name: "ShelfSystemTests", dependencies: ["ShelfSystem"]),
         .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "TestSupport"]),
         .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfSync", "ShelfModel", "ShelfMarkdown", "FuseKit", "TestSupport"]),
         .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),

@@ -21,7 +21,7 @@ import ShelfSystem
 /// has looked up); a folder whose names change also loses the kernel's cached listing. A file
 /// with unsaved writes keeps its pages (its save keeps both sides as a conflict copy). Changes
 /// this mount made itself are already in the index at the same version and cost nothing.
-final class ChangeFollower: @unchecked Sendable {
+final class ChangeFollower: Sendable {
     private let fileSystem: ShelfFileSystem
     private let fallback: TimeInterval
     /// Made when the thread starts: a file system that is never mounted holds no inotify

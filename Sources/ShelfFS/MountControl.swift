@@ -19,7 +19,7 @@ public enum MountControl {
     static let socketSuffix = ".sock"
 
     /// Serves one mount's socket on its own thread until ``stop()``.
-    final class Server: @unchecked Sendable {
+    final class Server: Sendable {
         private let socketURL: URL
         private let listener: Int32
         private let commit: @Sendable () throws -> Void
@@ -38,13 +38,13 @@ public enum MountControl {
             unlink(socketURL.path)  // a dead process of the same pid left it
             listener = try MountControl.withShortAddress(of: folder, name: name) { address, length in
                 let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-                guard fd >= 0 else { throw MountControlError.system("socket", errno) }
+                guard fd >= 0 else { throw SystemCallError("make a control socket") }
                 let previous = umask(0o077)
                 defer { umask(previous) }
                 guard bind(fd, address, length) == 0, listen(fd, 16) == 0 else {
-                    let error = errno
+                    let error = SystemCallError("listen at \(folder.path)/\(name)")
                     close(fd)
-                    throw MountControlError.system("bind \(folder.path)/\(name)", error)
+                    throw error
                 }
                 return fd
             }
@@ -109,10 +109,10 @@ public enum MountControl {
             do {
                 let answer = try request("commit", to: name, in: folder, timeout: timeout)
                 return answer == "ok" ? nil : "the mount (\(name)) could not commit its pending saves: \(answer)"
-            } catch MountControlError.system(_, ECONNREFUSED) {
+            } catch let error as SystemCallError where error.code == ECONNREFUSED {
                 unlink(folder.appendingPathComponent(name).path)  // its mount process is gone
                 return nil
-            } catch MountControlError.system(_, ENOENT) {
+            } catch let error as SystemCallError where error.code == ENOENT {
                 return nil  // unmounted meanwhile
             } catch {
                 return "the mount (\(name)) did not confirm its pending saves within \(timeout): \(error); what it saved last may be missing here"
@@ -134,10 +134,10 @@ public enum MountControl {
     private static func request(_ line: String, to name: String, in folder: URL, timeout: Duration) throws -> String {
         try withShortAddress(of: folder, name: name) { address, length in
             let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw MountControlError.system("socket", errno) }
+            guard fd >= 0 else { throw SystemCallError("make a control socket") }
             defer { close(fd) }
             setTimeout(fd, timeout)
-            guard connect(fd, address, length) == 0 else { throw MountControlError.system("connect", errno) }
+            guard connect(fd, address, length) == 0 else { throw SystemCallError("connect to the mount") }
             writeLine(fd, line)
             guard let answer = readLine(fd) else { throw MountControlError.noAnswer }
             return answer
@@ -148,7 +148,7 @@ public enum MountControl {
     private static func withShortAddress<T>(of folder: URL, name: String,
                                             _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> T) throws -> T {
         let directory = open(folder.path, LinuxCalls.openPath | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { throw MountControlError.system("open \(folder.path)", errno) }
+        guard directory >= 0 else { throw SystemCallError("open \(folder.path)") }
         defer { close(directory) }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -192,7 +192,6 @@ public enum MountControl {
 }
 
 enum MountControlError: Error, CustomStringConvertible {
-    case system(String, Int32)
     case nameTooLong(String)
     case noAnswer
     case notLinked
@@ -200,7 +199,6 @@ enum MountControlError: Error, CustomStringConvertible {
 
     var description: String {
         switch self {
-        case .system(let call, let code): "\(call): \(String(cString: strerror(code)))"
         case .nameTooLong(let name): "the control socket name \(name) is too long"
         case .noAnswer: "no answer"
         case .notLinked: "this mount does not sync: the library was not linked to a cloud when it was mounted"
