@@ -31,7 +31,7 @@ let package = Package(
         /// What every test target shares, once: temporary folders, polling with a deadline,
         /// commands with deadlines, and the real-mount harness (temp mountpoints, deadlines on
         /// every file operation, unmounting that always happens, records for scripts/test).
-        .target(name: "TestSupport", dependencies: ["FuseKit", .product(name: "GRDB", package: "GRDB.swift")],
+        .target(name: "TestSupport", dependencies: ["FuseKit", "ShelfSystem", .product(name: "GRDB", package: "GRDB.swift")],
                 path: "Tests/Support/TestSupport"),
         /// The commit a release build records (`shelf --version`), set by scripts/package.
         .target(name: "CShelfBuild"),
@@ -92,9 +92,9 @@ let package = Package(
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "ShelfSystemTests", dependencies: ["ShelfSystem"]),
-        .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "TestSupport"]),
-        .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfSync", "ShelfModel", "ShelfMarkdown", "FuseKit", "TestSupport"]),
+        .testTarget(name: "ShelfSystemTests", dependencies: ["ShelfSystem", "TestSupport"]),
+        .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "ShelfSystem", "TestSupport"]),
+        .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfSync", "ShelfModel", "ShelfMarkdown", "FuseKit", "ShelfSystem", "TestSupport"]),
         .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),
     ]
 )

@@ -1,5 +1,6 @@
 internal import CFuse
 import Foundation
+import ShelfSystem
 
 /// How a filesystem is mounted and served.
 public struct MountOptions: Sendable {

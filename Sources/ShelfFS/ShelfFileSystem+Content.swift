@@ -5,6 +5,7 @@ import ShelfModel
 import ShelfMarkdown
 import ShelfStore
 import ShelfSync
+import ShelfSystem
 
 /// Reading and writing files' bytes: items from their buffers, fetched downloads, recent saves or
 /// the store; plain files through their descriptors; which items programs hold.

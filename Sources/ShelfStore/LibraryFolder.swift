@@ -3,8 +3,7 @@ import GRDB
 import ShelfModel
 import ShelfSystem
 
-/// The on-disk layout of a library — `shelf.sqlite` beside `files/Books` and `files/Notes` —
-/// and the checks that turn a wrong folder into an error naming the folder and the fix.
+/// Making and opening a library's folder (its layout: ``LibraryLayout``), and the checks that turn a wrong folder into an error naming the folder and the fix.
 ///
 /// Private by default: a reading library is personal, so what Shelf creates is its owner's
 /// only (folders 0700, the database 0600; SQLite gives its log files the database's mode).
@@ -14,10 +13,8 @@ struct LibraryFolder {
     /// commit 10,000 rows at once, so the default is generous.
     var busyTimeout: TimeInterval = 30
 
-    /// The database's file name; SQLite's log files beside it start with it.
-    static let databaseName = "shelf.sqlite"
-    var databaseURL: URL { url.appendingPathComponent(Self.databaseName) }
-    var plainFilesURL: URL { url.appendingPathComponent("files", isDirectory: true) }
+    var databaseURL: URL { LibraryLayout(folder: url).database }
+    var plainFilesURL: URL { LibraryLayout(folder: url).plainFiles }
 
     /// Throws `libraryMissing`, `libraryUnreadable` or `notALibrary` unless `url` is a folder
     /// this process may use that holds a database.
@@ -113,7 +110,7 @@ extension FolderChangeSignal {
     /// database's write-ahead log.
     public static func library(_ folder: URL) -> FolderChangeSignal {
         let signal = FolderChangeSignal()
-        signal.watch(Watch(folder: folder) { $0.hasPrefix(LibraryFolder.databaseName) })
+        signal.watch(Watch(folder: folder) { $0.hasPrefix(LibraryLayout.databaseName) })
         return signal
     }
 }

@@ -14,7 +14,7 @@ public final class LibraryStore: Sendable {
 
     /// Where the mount keeps everything that is not an item file (`.obsidian/`, attachments,
     /// editor temp files) and the user's folders, as ordinary files.
-    public var plainFilesFolder: URL { LibraryFolder(url: folder).plainFilesURL }
+    public var plainFilesFolder: URL { layout.plainFiles }
 
     private let database: DatabasePool
 

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import ShelfFS
 import ShelfStore
 
 /// The `--library` option every command shares, and how a command finds its library:

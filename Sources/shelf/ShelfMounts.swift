@@ -1,6 +1,5 @@
 import Foundation
-import FuseKit
-import ShelfFS
+import ShelfSystem
 
 /// Finds Shelf's mounts in the mount table.
 ///

@@ -3,6 +3,7 @@ import Synchronization
 import FuseKit
 import TestSupport
 import Testing
+import ShelfSystem
 
 /// Real kernel mounts of ``MemoryFilesystem``, driven by ordinary tools. Serialized: one
 /// mount at a time (the harness also enforces this across test targets).

@@ -3,6 +3,7 @@ import Glibc
 import ShelfFS
 import TestSupport
 import Testing
+import ShelfSystem
 
 /// Mounting as the system does it (an fstab line through mount.fuse3, a systemd unit) and
 /// recovering a mount whose daemon died (issue #22).

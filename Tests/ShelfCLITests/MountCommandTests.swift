@@ -2,6 +2,7 @@ import Foundation
 import TestSupport
 import Testing
 import ShelfFS
+import ShelfSystem
 
 /// `shelf mount` / `shelf unmount` as a user runs them: a background daemon, one-line errors.
 @Suite(.serialized, .scratchFolders) struct MountCommandTests {

@@ -6,6 +6,7 @@ import TestSupport
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
+import ShelfSystem
 
 /// The entry point the CLI uses: clear errors, and a run that ends cleanly on unmount.
 @Suite(.serialized) struct ShelfMountTests {

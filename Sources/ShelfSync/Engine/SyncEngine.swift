@@ -421,7 +421,7 @@ public final class SyncEngine: Sendable {
 
     /// Runs `body` holding the library's sync lock (an `flock` on `sync.lock`, waited for).
     func withRoundLock<T>(_ body: () throws -> T) throws -> T {
-        let path = store.folder.appendingPathComponent("sync.lock").path
+        let path = store.layout.syncLock.path
         let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
         guard descriptor >= 0 else { throw SystemCallError("open \(path)") }
         defer { close(descriptor) }

@@ -3,7 +3,7 @@ import Foundation
 import ShelfModel
 import ShelfStore
 import ShelfSync
-import ShelfFS
+import ShelfSystem
 
 struct DownloadCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -82,10 +82,9 @@ struct MountCommand: ParsableCommand {
     /// A fresh process rather than `fork()`: forking a process that already runs Swift and
     /// Foundation threads is unsafe.
     private func mountInBackground(store: LibraryStore, mountpoint path: String) throws {
-        let logs = store.folder.appendingPathComponent("logs", isDirectory: true)
-        try FileManager.default.createDirectory(at: logs, withIntermediateDirectories: true,
+        try FileManager.default.createDirectory(at: store.layout.logs, withIntermediateDirectories: true,
                                                 attributes: [.posixPermissions: 0o700])
-        let log = logs.appendingPathComponent("mount.log")
+        let log = store.layout.mountLog
         let logStart = (try? FileManager.default.attributesOfItem(atPath: log.path)[.size] as? Int) ?? 0
 
         var arguments = ["mount", "--foreground", "--library", store.folder.path, path]

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
 import ShelfModel
-import ShelfFS
 import ShelfStore
 import ShelfSync
 
@@ -61,8 +60,8 @@ struct StatusCommand: ParsableCommand {
             notes: items.filter { $0.kind == .note }.count,
             trashed: try store.trashedItems().count,
             drafts: drafts,
-            unsavedInJournal: SaveJournal.leftoverCount(library: store.folder),
-            setAside: SaveJournal.setAside(library: store.folder).map { Status.SetAside(bytes: $0.bytes, why: $0.why) },
+            unsavedInJournal: JournalFolder(library: store.folder).leftoverCount,
+            setAside: JournalFolder(library: store.folder).setAside().map { Status.SetAside(bytes: $0.bytes, why: $0.why) },
             tooLarge: TooLargeFiles.list(plainFiles: store.plainFilesFolder).map { Status.TooLarge(path: $0.path, size: $0.size) },
             changeSequence: try store.lastSequence(),
             mountedAt: mounted,

@@ -1,5 +1,6 @@
 import Foundation
 import FuseKit
+import ShelfSystem
 
 /// A real FUSE mount of an in-process filesystem for tests, with a deadline on everything.
 ///

@@ -2,7 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import TestSupport
-@testable import ShelfFS
+import ShelfSystem
 
 /// How the mount learns which files programs hold locked, and that it fails closed.
 @Suite struct KernelFileLocksTests {

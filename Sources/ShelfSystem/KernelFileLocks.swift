@@ -8,7 +8,7 @@ import Glibc
 public enum KernelFileLocks {
     /// The inode numbers on `device` that some process holds a lock on (or waits for). Throws
     /// ``Unreadable`` when `table` cannot be read: then no file may be taken as unlocked.
-    static func lockedInodes(onDevice device: dev_t, table path: String = "/proc/locks") throws -> Set<UInt64> {
+    public static func lockedInodes(onDevice device: dev_t, table path: String = "/proc/locks") throws -> Set<UInt64> {
         let table: String
         do {
             table = try String(contentsOfFile: path, encoding: .utf8)
@@ -44,7 +44,7 @@ public enum KernelFileLocks {
     }
 
     /// The device a mounted folder's files are on.
-    static func device(of mountpoint: String) -> dev_t? {
+    public static func device(of mountpoint: String) -> dev_t? {
         var info = stat()
         return stat(mountpoint, &info) == 0 ? info.st_dev : nil
     }

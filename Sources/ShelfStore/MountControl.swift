@@ -14,96 +14,14 @@ import ShelfSystem
 /// Sockets are reached through `/proc/self/fd/<folder descriptor>/…`, which keeps their
 /// address short whatever the library's path (a socket address holds at most 107 bytes).
 public enum MountControl {
-    static let folderName = "run"
-    static let socketPrefix = "control-"
-    static let socketSuffix = ".sock"
-
-    /// Serves one mount's socket on its own thread until ``stop()``.
-    final class Server: Sendable {
-        private let socketURL: URL
-        private let listener: Int32
-        private let commit: @Sendable () throws -> Void
-        /// Runs a sync round and describes it; nil for a library not linked to a cloud.
-        private let sync: (@Sendable () throws -> String)?
-        private let worker = WorkerThread(name: "shelf.mount-control")
-
-        /// Listens at `run/control-<pid>.sock` in `library`; `commit` and `sync` answer requests.
-        init(library: URL, commit: @escaping @Sendable () throws -> Void,
-             sync: (@Sendable () throws -> String)? = nil) throws {
-            let folder = library.appendingPathComponent(MountControl.folderName, isDirectory: true)
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
-                                                    attributes: [.posixPermissions: 0o700])
-            let name = MountControl.socketPrefix + "\(getpid())" + MountControl.socketSuffix
-            socketURL = folder.appendingPathComponent(name)
-            unlink(socketURL.path)  // a dead process of the same pid left it
-            listener = try MountControl.withShortAddress(of: folder, name: name) { address, length in
-                let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-                guard fd >= 0 else { throw SystemCallError("make a control socket") }
-                let previous = umask(0o077)
-                defer { umask(previous) }
-                guard bind(fd, address, length) == 0, listen(fd, 16) == 0 else {
-                    let error = SystemCallError("listen at \(folder.path)/\(name)")
-                    close(fd)
-                    throw error
-                }
-                return fd
-            }
-            self.commit = commit
-            self.sync = sync
-        }
-
-        func start() {
-            worker.start { [self] in serveUntilStopped() }
-        }
-
-        /// Stops listening, waits for the request under way, and removes the socket.
-        func stop() {
-            unlink(socketURL.path)
-            worker.stop { shutdown(listener, Int32(SHUT_RDWR)) }  // wakes the thread's accept()
-            close(listener)
-        }
-
-        private func serveUntilStopped() {
-            while true {
-                let connection = accept(listener, nil, nil)
-                if connection < 0 {
-                    if errno == EINTR || errno == ECONNABORTED { continue }
-                    break  // shut down by stop()
-                }
-                answer(connection)
-            }
-        }
-
-        /// Answers and closes `connection`. A sync round runs off this thread, so commits asked
-        /// for meanwhile are not held up by it.
-        private func answer(_ connection: Int32) {
-            MountControl.setTimeout(connection, .seconds(5))
-            let request = MountControl.readLine(connection)
-            let work: @Sendable () throws -> String
-            switch (request, sync) {
-            case ("commit", _): work = { [commit] in try commit(); return "" }
-            case ("sync", let sync?): work = sync
-            case ("sync", nil): work = { throw MountControlError.notLinked }
-            default: work = { throw MountControlError.unknownRequest }
-            }
-            let reply: @Sendable () -> Void = {
-                do {
-                    let report = try work()
-                    MountControl.writeLine(connection, report.isEmpty ? "ok" : "ok " + report)
-                } catch {
-                    MountControl.writeLine(connection, "error \(error)")
-                }
-                close(connection)
-            }
-            if request == "sync" { DispatchQueue.global().async(execute: reply) } else { reply() }
-        }
-    }
+    package static let socketPrefix = "control-"
+    package static let socketSuffix = ".sock"
 
     /// Has every mount of the library at `library` commit the saves whose writers have closed
     /// their files, waiting at most `timeout` for each. Returns one line per mount that could
     /// not (it answered with an error, or not in time), for the command to show as a warning.
     public static func commitPendingSaves(library: URL, timeout: Duration = .seconds(5)) -> [String] {
-        let folder = library.appendingPathComponent(folderName, isDirectory: true)
+        let folder = LibraryLayout(folder: library).controlSockets
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         return names.filter { $0.hasPrefix(socketPrefix) && $0.hasSuffix(socketSuffix) }.sorted().compactMap { name in
             do {
@@ -123,7 +41,7 @@ public enum MountControl {
     /// Has the library's mount run a sync round with its own engine; nil when no mount
     /// answers (then the command runs the round itself). The answer: `ok …` or `error …`.
     public static func sync(library: URL, timeout: Duration = .seconds(300)) -> String? {
-        let folder = library.appendingPathComponent(folderName, isDirectory: true)
+        let folder = LibraryLayout(folder: library).controlSockets
         let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
         for name in names.filter({ $0.hasPrefix(socketPrefix) && $0.hasSuffix(socketSuffix) }).sorted() {
             if let answer = try? request("sync", to: name, in: folder, timeout: timeout) { return answer }
@@ -145,7 +63,7 @@ public enum MountControl {
     }
 
     /// Runs `body` with the address `/proc/self/fd/<descriptor of folder>/name`.
-    private static func withShortAddress<T>(of folder: URL, name: String,
+    package static func withShortAddress<T>(of folder: URL, name: String,
                                             _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> T) throws -> T {
         let directory = open(folder.path, LinuxCalls.openPath | O_DIRECTORY | O_CLOEXEC)
         guard directory >= 0 else { throw SystemCallError("open \(folder.path)") }
@@ -165,7 +83,7 @@ public enum MountControl {
         }
     }
 
-    private static func setTimeout(_ fd: Int32, _ timeout: Duration) {
+    package static func setTimeout(_ fd: Int32, _ timeout: Duration) {
         var value = timeval(tv_sec: Int(timeout.components.seconds),
                             tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
         for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
@@ -173,13 +91,13 @@ public enum MountControl {
         }
     }
 
-    private static func writeLine(_ fd: Int32, _ line: String) {
+    package static func writeLine(_ fd: Int32, _ line: String) {
         let bytes = Array((line + "\n").utf8)
         _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
     }
 
     /// One line (without its newline), or nil at end of stream or timeout.
-    private static func readLine(_ fd: Int32) -> String? {
+    package static func readLine(_ fd: Int32) -> String? {
         var line: [UInt8] = []
         var byte: UInt8 = 0
         while line.count < 4096 {
@@ -191,13 +109,13 @@ public enum MountControl {
     }
 }
 
-enum MountControlError: Error, CustomStringConvertible {
+package enum MountControlError: Error, CustomStringConvertible {
     case nameTooLong(String)
     case noAnswer
     case notLinked
     case unknownRequest
 
-    var description: String {
+    package var description: String {
         switch self {
         case .nameTooLong(let name): "the control socket name \(name) is too long"
         case .noAnswer: "no answer"
