@@ -62,7 +62,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         .target(name: "ShelfFS", dependencies: [
-            "FuseKit", "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfSync", "ShelfSystem",
+            "FuseKit", "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfSystem",
             .product(name: "Logging", package: "swift-log"),
         ]),
         .executableTarget(name: "shelf", dependencies: [

@@ -2,7 +2,6 @@ import Foundation
 import ShelfModel
 import ShelfMarkdown
 import ShelfStore
-import ShelfSync
 
 /// Turns the bytes of a saved item file into a store write: the one place that decides which
 /// item a save belongs to and whether it is a valid record or a draft.

@@ -1,7 +1,6 @@
 import Foundation
 import ShelfModel
 import ShelfStore
-import ShelfSync
 import ShelfSystem
 import Synchronization
 

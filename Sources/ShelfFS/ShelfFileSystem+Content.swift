@@ -4,7 +4,6 @@ import FuseKit
 import ShelfModel
 import ShelfMarkdown
 import ShelfStore
-import ShelfSync
 import ShelfSystem
 
 /// Reading and writing files' bytes: items from their buffers, fetched downloads, recent saves or
@@ -31,6 +30,20 @@ extension ShelfFileSystem {
         return ItemsInUse(Set(held.compactMap { inode in
             if case .item(let id)? = inodes.key(of: inode) { id } else { nil }
         }), everyItemBecause: unknown)
+    }
+
+    /// Puts the bytes fetched for readers in place (sync asks before its transactions).
+    func fillFetchedBytes() throws {
+        try downloads.fillPending()
+    }
+
+    /// When each item was last read through this mount (sync's cache budget asks).
+    func readTimes() -> [ItemID: Date] {
+        lastReads.withLock { $0 }
+    }
+
+    func plainFileChangedElsewhere(_ path: String) {
+        plainFileChangedElsewhere(MountPath(path))
     }
 
     /// Sync wrote or removed the plain file at `path` behind the mount's back: the kernel

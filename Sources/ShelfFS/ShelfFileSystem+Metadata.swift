@@ -4,7 +4,6 @@ import Glibc
 import ShelfMarkdown
 import ShelfModel
 import ShelfStore
-import ShelfSync
 import ShelfSystem
 
 /// Attribute changes (`setattr`), extended attributes, symlinks and `statfs`.

@@ -5,7 +5,6 @@ import Logging
 import ShelfModel
 import ShelfMarkdown
 import ShelfStore
-import ShelfSync
 import Synchronization
 
 /// The filesystem a Shelf library shows: item files generated from the store, everything else
@@ -59,7 +58,7 @@ import Synchronization
 /// No handler touches the mount itself or waits for the kernel: invalidations only queue on
 /// FuseKit's notifier, whose own thread talks to the kernel, and the close watcher adds its
 /// watches on its own thread.
-final class ShelfFileSystem: Sendable {
+final class ShelfFileSystem: SyncedMount {
     static let cacheTimeout: Duration = .seconds(60)
     static let negativeTimeout: Duration = .milliseconds(500)
     static let statusTimeout: Duration = .zero
@@ -96,7 +95,7 @@ final class ShelfFileSystem: Sendable {
     /// `idleSaveDelay`: how long a written file is left alone before it is saved without a close.
     /// `sync`: the engine of a library linked to a cloud, which fills placeholders on first
     /// read (a reader waits at most `downloadTimeout`) and reports to `/.shelf/sync.json`.
-    init(store: LibraryStore, idleSaveDelay: TimeInterval = 1, sync: SyncEngine? = nil,
+    init(store: LibraryStore, idleSaveDelay: TimeInterval = 1, sync: (any MountSync)? = nil,
          downloadTimeout: Duration = .seconds(10)) throws {
         self.store = store
         announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })

@@ -2,7 +2,6 @@ import Foundation
 import FuseKit
 import ShelfModel
 import ShelfStore
-import ShelfSync
 import ShelfSystem
 import Synchronization
 
@@ -15,7 +14,7 @@ public final class ShelfFuseOperations: FuseOperations {
     let fileSystem: ShelfFileSystem
     let follower: ChangeFollower
     /// The engine of a linked library, which `shelf sync` asks for a round.
-    private let syncEngine: SyncEngine?
+    private let syncEngine: (any MountSync)?
     /// Where `shelf` commands ask this mount to commit closed saves; nil until attached.
     private let control = Mutex<MountControl.Server?>(nil)
     /// Whether other users may reach the mount (``letOtherUsersIn()``): the files they create are theirs.
@@ -32,16 +31,13 @@ public final class ShelfFuseOperations: FuseOperations {
     /// filled through it — a reader waits at most `downloadTimeout`, then gets `EIO` — and it
     /// learns which files programs hold (their cloud changes wait; they are never evicted) and
     /// which were read last (the cache budget evicts the others first).
-    public init(store: LibraryStore, idleSaveDelay: TimeInterval = 1, sync: SyncEngine? = nil,
+    public init(store: LibraryStore, idleSaveDelay: TimeInterval = 1, sync: (any MountSync)? = nil,
                 downloadTimeout: Duration = .seconds(10)) throws {
         fileSystem = try ShelfFileSystem(store: store, idleSaveDelay: idleSaveDelay, sync: sync,
                                          downloadTimeout: downloadTimeout)
         syncEngine = sync
         failedDownloads = RepeatedFailures(logger: fileSystem.logger)
-        sync?.considerBusy { [fileSystem] in fileSystem.busyItems() }
-        sync?.fillFetchedFirst { [fileSystem] in try fileSystem.downloads.fillPending() }
-        sync?.evictByLastRead { [fileSystem] in fileSystem.lastReads.withLock { $0 } }
-        sync?.reportPlainFileChanges { [fileSystem] in fileSystem.plainFileChangedElsewhere(MountPath($0)) }
+        sync?.serve(fileSystem)
         follower = ChangeFollower(fileSystem: fileSystem, after: fileSystem.loadedSequence)
     }
 
@@ -56,12 +52,7 @@ public final class ShelfFuseOperations: FuseOperations {
         follower.start()
         do {
             var sync: (@Sendable () throws -> String)?
-            if let engine = syncEngine {
-                sync = {
-                    let report = try engine.sync()
-                    return "\(report.pulled) changes in, \(report.pushed) out"
-                }
-            }
+            if let engine = syncEngine { sync = { try engine.syncRound() } }
             let server = try MountControl.Server(library: fileSystem.store.folder, commit: { [fileSystem] in
                 try fileSystem.saves.commitClosedSaves()
                 try fileSystem.downloads.fillPending()

@@ -2,7 +2,6 @@ import Foundation
 import Synchronization
 import FuseKit
 import ShelfStore
-import ShelfSync
 
 /// The read-only `/.shelf/` folder: what `shelf status` knows, readable by any tool that asks
 /// for it by path. It is not listed in the root, so tools that walk the tree (git, tar, rsync,
@@ -25,12 +24,12 @@ final class StatusFolder: Sendable {
     let store: LibraryStore
     let index: ItemIndex
     /// The engine of a library linked to a cloud, for `sync.json`.
-    let sync: SyncEngine?
+    let sync: (any MountSync)?
     private let snapshots = Mutex<[String: Snapshot]>([:])
     /// The folder's own times: its entries never change, so neither do they while mounted.
     let folderTime = FileTime.now
 
-    init(store: LibraryStore, index: ItemIndex, sync: SyncEngine?) {
+    init(store: LibraryStore, index: ItemIndex, sync: (any MountSync)?) {
         self.store = store
         self.index = index
         self.sync = sync
@@ -57,7 +56,7 @@ final class StatusFolder: Sendable {
         switch name {
         case "errors.txt": return Array(try errorsReport().utf8)
         case "status.json": return try statusJSON()
-        case "sync.json": return Array(try sync?.status()?.encoded() ?? Data("null\n".utf8))
+        case "sync.json": return Array(try sync?.statusJSON() ?? Data("null\n".utf8))
         default: throw Errno.noEntry
         }
     }

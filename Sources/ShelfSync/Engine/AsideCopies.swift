@@ -2,18 +2,6 @@ import Foundation
 import ShelfModel
 import ShelfStore
 
-/// How a conflict copy of an item's current state is made (``SyncEngine/asideCopy(ofCurrentStateOf:with:)``):
-/// for a change from the cloud, the same on every device.
-public struct AsideCopy: Sendable {
-    public let id: ItemID
-    /// The losing side's time and device name, which the copy's name shows.
-    public let time: Date
-    public let device: String
-    /// Part of the id in the name, so two copies from one device and second differ; nil for
-    /// bytes only this device has.
-    public let tag: String?
-}
-
 /// Conflict copies that every device makes alike: the id of a loser's copy derives from the
 /// edit whose bytes lost, so copies made on different devices (by sync, or by a save that beat
 /// a change from the cloud) meet in the cloud as one item.
@@ -84,15 +72,6 @@ extension ChangeApplier {
                      hex.dropFirst(16).prefix(4), hex.dropFirst(20)]
         return ItemID(rawValue: parts.joined(separator: "-"))
     }
-}
-
-/// What a save through the mount asks of sync when it meets a change from elsewhere, answered
-/// from the store inside the save's transaction (``SyncEngine`` answers).
-public protocol SaveConflicts: Sendable {
-    /// The copy a save that beats item `id`'s current state keeps that state aside as.
-    func asideCopy(ofCurrentStateOf id: ItemID, with writer: StoreWriter) throws -> AsideCopy?
-    /// A save of item `id` made from its `version` won over a newer state it did not see, now aside.
-    func saveWon(_ id: ItemID, madeFrom version: Int64, with writer: StoreWriter) throws
 }
 
 extension SyncEngine: SaveConflicts {

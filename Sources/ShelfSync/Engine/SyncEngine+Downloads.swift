@@ -129,15 +129,6 @@ extension SyncEngine {
     public static let fillBatch = 256
 }
 
-/// A placeholder's bytes fetched from the cloud and checked, on their way into the store.
-public struct FetchedContent: Sendable {
-    public let id: ItemID
-    /// The hash the item's download state named: bytes for a state that has been replaced
-    /// meanwhile are dropped at the fill.
-    public let hash: String
-    public let bytes: Data
-}
-
 /// Why an item's bytes stay here when asked to evict them.
 public enum EvictError: Error, Equatable, CustomStringConvertible {
     case pinned

@@ -83,6 +83,21 @@ public final class SyncEngine: Sendable {
         plainFileChanged.withLock { $0 = changed }
     }
 
+    /// Asks `mount` what the four hooks above ask (busy items, bytes fetched for readers, last
+    /// reads, plain files changed elsewhere): what a mount of this library registers.
+    public func serve(_ mount: any SyncedMount) {
+        considerBusy { mount.busyItems() }
+        fillFetchedFirst { try mount.fillFetchedBytes() }
+        evictByLastRead { mount.readTimes() }
+        reportPlainFileChanges { mount.plainFileChangedElsewhere($0) }
+    }
+
+    /// A round now, described in a line for `shelf cloud sync` (which asked a running mount).
+    public func syncRound() throws -> String {
+        let report = try sync()
+        return "\(report.pulled) changes in, \(report.pushed) out"
+    }
+
     /// What one round did.
     public struct Report: Equatable, Sendable {
         public var pulled = 0

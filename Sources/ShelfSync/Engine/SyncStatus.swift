@@ -62,4 +62,11 @@ extension SyncEngine {
                           cacheLimitBytes: link.cacheLimit, downloads: counts.downloads.load(ordering: .relaxed),
                           uploads: counts.uploads.load(ordering: .relaxed), error: link.error, waiting: link.waiting)
     }
+
+    /// The status as `/.shelf/sync.json` shows it: `null` when not linked.
+    public func statusJSON() throws -> Data {
+        try status()?.encoded() ?? Data("null\n".utf8)
+    }
 }
+
+extension SyncEngine: MountSync {}

@@ -4,6 +4,7 @@ import FuseKit
 import Logging
 import ShelfFS
 import ShelfStore
+import ShelfSync
 
 struct MountCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -57,10 +58,13 @@ struct MountCommand: ParsableCommand {
                 handler.logLevel = level
                 return handler
             }
-            let mount = try ShelfMount(store: store, mountpoint: path,
+            // A linked library syncs while it is mounted; what a round brings reaches the mount
+            // through the store's change feed like any other process's changes.
+            let engine = try store.cloudLink().map { SyncEngine(store: store, cloud: try CloudLocation.backend($0.location)) }
+            let mount = try ShelfMount(store: store, mountpoint: path, sync: engine,
                                        options: ShelfMount.Options(allowOther: allowOther, debug: debug,
-                                                                   syncInterval: pollInterval,
                                                                    downloadTimeout: .milliseconds(Int64(downloadTimeout.value * 1000))))
+            let rounds = engine.map { SyncRunner(engine: $0, interval: pollInterval, logger: Logger(label: "shelf.sync")) }
             // The kernel holds requests until the loop below takes them, so the mount is
             // ready for systemd (Type=notify) and for people as soon as it exists.
             Self.log("mounted \(store.folder.path) at \(path)")
@@ -70,6 +74,8 @@ struct MountCommand: ParsableCommand {
                 SystemdNotifier.send("STOPPING=1")
                 Self.log("unmounted \(path)")
             }
+            rounds?.start()
+            defer { rounds?.stop() }
             try mount.run()
         } else {
             try mountInBackground(store: store, mountpoint: path)
