@@ -90,26 +90,9 @@ import TestSupport
             try carried.carry(from: carried.cloudA, to: carried.cloudB)
             try #require(eventually(within: .seconds(10)) { FileManager.default.contents(atPath: mountB + "/" + path) == first })
 
-            let events = carried.b.scratch.appendingPathComponent("events").path
-            let said = carried.b.scratch.appendingPathComponent("inotifywait.log")
-            _ = FileManager.default.createFile(atPath: said.path, contents: nil)
-            let watcher = Process()
-            watcher.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
-            watcher.arguments = ["-m", "-e", "modify,close_write", "--format", "%e %w%f", "-o", events, mountB + "/Notes"]
-            watcher.standardOutput = FileHandle.nullDevice
-            watcher.standardError = try FileHandle(forWritingTo: said)
-            try watcher.run()
-            // Killed, not waited for: it holds a watch on the mount that must not outlive the test.
-            defer { kill(watcher.processIdentifier, SIGKILL) }
-            try #require(eventually(within: .seconds(10)) {
-                (try? String(contentsOf: said, encoding: .utf8))?.contains("Watches established") == true
-            }, "inotifywait did not set its watches")
-            func heard(_ event: String) -> Int {
-                let lines = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
-                return lines.split(separator: "\n").filter { line in
-                    line.hasSuffix("/" + path) && line.split(separator: " ").first?.split(separator: ",").contains(Substring(event)) == true
-                }.count
-            }
+            let watcher = try InotifyWatcher(mountB + "/Notes", for: "modify,close_write", scratch: carried.b.scratch)
+            defer { watcher.stop() }
+            func heard(_ event: String) -> Int { watcher.count(event, endingWith: path) }
 
             try carried.pushedOnA { try second.write(to: URL(fileURLWithPath: mountA + "/" + path)) }
             try carried.carry(from: carried.cloudA, to: carried.cloudB, only: { $0.hasPrefix(order == .batchFirst ? "log/" : "content/") })

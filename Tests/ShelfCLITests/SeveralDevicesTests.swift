@@ -231,51 +231,35 @@ import TestSupport
             try a.run("cloud", "link", cloud, "--device", "laptop")
             try b.run("cloud", "link", cloud, "--device", "desk")
             try withBothMounted(a, b) { mountA, mountB in
-                let events = b.scratch.appendingPathComponent("events").path
-                let said = b.scratch.appendingPathComponent("inotifywait.log")
-                FileManager.default.createFile(atPath: said.path, contents: nil)
-                let watcher = Process()
-                watcher.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
-                watcher.arguments = ["-m", "-r", "-e", "create,modify,close_write,moved_from,moved_to,delete",
-                                     "--format", "%e %w%f", "-o", events, mountB]
-                watcher.standardOutput = FileHandle.nullDevice
-                watcher.standardError = try FileHandle(forWritingTo: said)
-                try watcher.run()
-                // Killed, not waited for: it holds a watch on the mount that must not outlive the test.
-                defer { kill(watcher.processIdentifier, SIGKILL) }
-                // Without -q it says on stderr when every watch is set.
-                try #require(eventually(within: .seconds(10)) {
-                    (try? String(contentsOf: said, encoding: .utf8))?.contains("Watches established") == true
-                }, "inotifywait did not set its watches")
-                func heard(_ event: String, _ path: String) throws -> Bool {
-                    try eventually(within: .seconds(10)) {
-                        let lines = (try? String(contentsOfFile: events, encoding: .utf8)) ?? ""
-                        return lines.split(separator: "\n").contains { $0.hasPrefix(event) && $0.hasSuffix(mountB + "/" + path) }
-                    }
+                let watcher = try InotifyWatcher(mountB, for: "create,modify,close_write,moved_from,moved_to,delete",
+                                                 recursive: true, scratch: b.scratch)
+                defer { watcher.stop() }
+                func heard(_ event: String, _ path: String) -> Bool {
+                    eventually(within: .seconds(10)) { watcher.count(event, endingWith: path) > 0 }
                 }
 
                 try Data("new\n".utf8).write(to: URL(fileURLWithPath: mountA + "/Notes/Fresh.md"))
-                #expect(try heard("CREATE", "Notes/Fresh.md"))
+                #expect(heard("CREATE", "Notes/Fresh.md"))
 
                 try Data("changed\n".utf8).write(to: URL(fileURLWithPath: mountA + "/Notes/Fresh.md"))
-                #expect(try heard("MODIFY", "Notes/Fresh.md"))
-                #expect(try heard("CLOSE_WRITE", "Notes/Fresh.md"))
+                #expect(heard("MODIFY", "Notes/Fresh.md"))
+                #expect(heard("CLOSE_WRITE", "Notes/Fresh.md"))
                 #expect(FileManager.default.contents(atPath: mountB + "/Notes/Fresh.md") == Data("changed\n".utf8))
 
                 try FileManager.default.moveItem(atPath: mountA + "/Notes/Fresh.md", toPath: mountA + "/Notes/Moved.md")
-                #expect(try heard("MOVED_FROM", "Notes/Fresh.md"))
-                #expect(try heard("MOVED_TO", "Notes/Moved.md"))
+                #expect(heard("MOVED_FROM", "Notes/Fresh.md"))
+                #expect(heard("MOVED_TO", "Notes/Moved.md"))
 
                 try FileManager.default.removeItem(atPath: mountA + "/Notes/Moved.md")
-                #expect(try heard("DELETE", "Notes/Moved.md"))
+                #expect(heard("DELETE", "Notes/Moved.md"))
 
                 // Folders and plain files too (a shelf, an attachment beside the notes).
                 try FileManager.default.createDirectory(atPath: mountA + "/Books/To read", withIntermediateDirectories: true)
-                #expect(try heard("CREATE,ISDIR", "Books/To read"))
+                #expect(heard("CREATE,ISDIR", "Books/To read"))
                 try Data([0x89, 0x50, 0x4E, 0x47]).write(to: URL(fileURLWithPath: mountA + "/Notes/map.png"))
-                #expect(try heard("CREATE", "Notes/map.png"))
+                #expect(heard("CREATE", "Notes/map.png"))
                 try Data([0x89, 0x50, 0x4E, 0x47, 0x0D]).write(to: URL(fileURLWithPath: mountA + "/Notes/map.png"))
-                #expect(try heard("MODIFY", "Notes/map.png"))
+                #expect(heard("MODIFY", "Notes/map.png"))
                 #expect(try eventually(within: .seconds(10)) {
                     FileManager.default.contents(atPath: mountB + "/Notes/map.png") == Data([0x89, 0x50, 0x4E, 0x47, 0x0D])
                 })
