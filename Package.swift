@@ -31,7 +31,7 @@ let package = Package(
         /// What every test target shares, once: temporary folders, polling with a deadline,
         /// commands with deadlines, and the real-mount harness (temp mountpoints, deadlines on
         /// every file operation, unmounting that always happens, records for scripts/test).
-        .target(name: "TestSupport", dependencies: ["FuseKit", "ShelfSystem", .product(name: "GRDB", package: "GRDB.swift")],
+        .target(name: "TestSupport", dependencies: ["FuseKit", "ShelfSystem", "ShelfModel", "ShelfStore", .product(name: "GRDB", package: "GRDB.swift")],
                 path: "Tests/Support/TestSupport"),
         /// The commit a release build records (`shelf --version`), set by scripts/package.
         .target(name: "CShelfBuild"),

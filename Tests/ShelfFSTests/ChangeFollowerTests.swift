@@ -8,7 +8,7 @@ import TestSupport
 /// The change follower sleeps while nothing happens and wakes when another process commits.
 @Suite(.serialized) struct ChangeFollowerTests {
     @Test func anIdleFollowerSleepsAndAChangeElsewhereWakesIt() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         try library.addNote("Plan")
         let operations = try ShelfFuseOperations(store: library.store)
         let follower = operations.follower

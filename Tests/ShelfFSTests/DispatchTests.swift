@@ -9,11 +9,11 @@ import ShelfStore
 
 /// The filesystem driven directly, without a kernel: names, the rename table and commits.
 @Suite struct DispatchTests {
-    let library: TestLibrary
+    let library: MountableLibrary
     let fs: ShelfFileSystem
 
     init() throws {
-        library = try TestLibrary()
+        library = try MountableLibrary()
         try library.addBook()
         try library.addNote()
         fs = try ShelfFileSystem(store: library.store)
@@ -267,14 +267,14 @@ import ShelfStore
 
 /// What the change follower tells the kernel, recorded instead of sent.
 @Suite struct InvalidationTests {
-    let library: TestLibrary
+    let library: MountableLibrary
     let fs: ShelfFileSystem
     let follower: ChangeFollower
     let sent = SentInvalidations()
     let notifier = Notifier()
 
     init() throws {
-        library = try TestLibrary()
+        library = try MountableLibrary()
         try library.addNote()
         fs = try ShelfFileSystem(store: library.store)
         follower = ChangeFollower(fileSystem: fs, after: fs.loadedSequence)

@@ -8,14 +8,14 @@ import ShelfStore
 /// What the kernel is told to do with its copy of a folder's listing, and what a `readdirplus`
 /// batch sends: driven without a kernel, as the request handlers call them.
 @Suite struct ListingCacheTests {
-    let library: TestLibrary
+    let library: MountableLibrary
     let operations: ShelfFuseOperations
     var fs: ShelfFileSystem { operations.fileSystem }
     let notes: UInt64
 
     /// A folder of 16 notes.
     init() throws {
-        library = try TestLibrary()
+        library = try MountableLibrary()
         for number in 1...16 { try library.addNote("Note \(number)") }
         operations = try ShelfFuseOperations(store: library.store)
         notes = try operations.fileSystem.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode.rawValue

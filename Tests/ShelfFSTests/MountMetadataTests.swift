@@ -9,7 +9,7 @@ import ShelfStore
 /// touching the bytes: what rsync -a, cp -p, tar and file managers' tags need.
 @Suite(.serialized) struct MountMetadataTests {
     @Test func timesModeAndUserAttributesOfAnItemStick() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let book = try library.addBook()
         let file = "'\(book.path)'"
         try library.withMount { mount in
@@ -35,7 +35,7 @@ import ShelfStore
     }
 
     @Test func aTimeSetAfterWritingIsNotOvertakenByTheSave() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
             // cp -p: write, set the source's times on the open file, close.
@@ -56,7 +56,7 @@ import ShelfStore
     /// rsync writes a temp file, sets its mode, times and attributes, and renames it over the
     /// item; a second run compares sizes and times and must find nothing to do.
     @Test func rsyncOfAVaultTwiceTransfersNothingTheSecondTime() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         try library.addBook()
         let vault = library.folder.deletingLastPathComponent()
             .appendingPathComponent("vault-\(UUID().uuidString.prefix(8))", isDirectory: true)

@@ -8,7 +8,7 @@ import ShelfStore
 /// Reading a library through a real mount, with real programs.
 @Suite(.serialized) struct MountReadTests {
     @Test func listsAndReadsItemsExactly() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let book = try library.addBook()
         let note = try library.addNote()
         try library.withMount { mount in
@@ -40,7 +40,7 @@ import ShelfStore
     }
 
     @Test func extendedAttributesDescribeTheItem() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let book = try library.addBook()
         try library.withMount { mount in
             let id = try mount.sh("getfattr --only-values -n user.shelf.id '\(book.path)'")
@@ -54,7 +54,7 @@ import ShelfStore
     }
 
     @Test func pythonFrontmatterLoadsEveryFile() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         try library.addBook()
         try library.addBook("Emma", author: "Jane Austen")
         try library.addNote()
@@ -75,7 +75,7 @@ import ShelfStore
     /// kernel still holds fresh go without entries. Every name must still list with its inode,
     /// and `stat` must still answer each exactly.
     @Test func aListingMadeAgainAfterReadsStaysExact() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let notes = try (1...16).map { try library.addNote("Note \($0)", content: "Text \($0).\n") }
         try library.withMount { mount in
             try mount.sh("ls Notes >/dev/null && cat 'Notes/Note 1.md' 'Notes/Note 2.md' >/dev/null")

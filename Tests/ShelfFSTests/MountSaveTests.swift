@@ -88,7 +88,7 @@ import ShelfStore
     @Test(arguments: savePatterns.map(\.name))
     func editorSaveKeepsIdentity(_ pattern: String) throws {
         let script = try #require(Self.savePatterns.first { $0.name == pattern }).script
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let book = try library.addBook()
         let written = try library.withMount { mount in
             let before = try mount.sh("ls -a Books")
@@ -111,7 +111,7 @@ import ShelfStore
     }
 
     @Test func tempFileWrittenAfterItsRenameSavesAtClose() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
             let script = """
@@ -136,7 +136,7 @@ import ShelfStore
     }
 
     @Test func plainFilesKeepTheirBytesAndAttributes() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         try library.withMount { mount in
             try mount.sh("mkdir -p .obsidian && printf '{}' > .obsidian/app.json && setfattr -n user.color -v blue .obsidian/app.json")
             try mount.sh("ln -s 'me@host.42' 'Notes/.#Plan.md'")
@@ -148,7 +148,7 @@ import ShelfStore
     }
 
     @Test func appendToNoteKeepsBytes() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
             try mount.sh("printf 'More text.\\n' >> '\(note.path)'")
@@ -163,7 +163,7 @@ import ShelfStore
     }
 
     @Test func invalidSaveIsKeptAsDraftUntilAValidSave() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let book = try library.addBook()
         try library.withMount { mount in
             try mount.sh(#"sed -i 's/current_page: 12/current_page: many/' '\#(book.path)'"#)
@@ -184,7 +184,7 @@ import ShelfStore
     }
 
     @Test func newFilesBecomeItems() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         try library.withMount { mount in
             // A new file is saved once its writer closes it and keeps its bytes: its id is in
             // the store and `user.shelf.id`, not written into a file nobody asked Shelf to change.
@@ -211,7 +211,7 @@ import ShelfStore
     }
 
     @Test func removeSendsToTrashAndRestoreBringsBack() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
             try mount.sh("cat '\(note.path)' > /dev/null && rm '\(note.path)'")
@@ -226,7 +226,7 @@ import ShelfStore
     }
 
     @Test func renamesMoveTheSameItem() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
             try mount.sh("mkdir Notes/Old && mv Notes/Plan.md Notes/Old/Renamed.md && mv Notes/Old Notes/Archive")
@@ -248,7 +248,7 @@ import ShelfStore
     /// sized, whole: the change comes as another file at the name, as a rename over it would on
     /// a disk, and the file the program holds keeps its bytes.
     @Test func aReaderThatSizedAFileBeforeAChangeElsewhereReadsThatVersionWhole() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
             let path = mount.path(note.path)
@@ -269,7 +269,7 @@ import ShelfStore
     /// A program writing a file that a change from elsewhere replaced meanwhile saves into the
     /// item; a program that opened the item's new file keeps reading what it opened, whole.
     @Test func aSaveThroughAReplacedFileLeavesTheFileOthersOpenedAsItWas() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
             let path = mount.path(note.path)
@@ -292,7 +292,7 @@ import ShelfStore
     /// Changes note `note`'s text with `edit` from another process, and waits until the mount
     /// shows the new version at its name.
     @discardableResult
-    private func changeElsewhere(_ note: ItemRecord, of library: TestLibrary, seenThrough mount: TestMount,
+    private func changeElsewhere(_ note: ItemRecord, of library: MountableLibrary, seenThrough mount: TestMount,
                                  _ edit: (inout String) -> Void) throws -> ItemRecord {
         guard case .note(var changed) = note.item else { Issue.record("the sample is a note"); return note }
         edit(&changed.content)
@@ -315,7 +315,7 @@ import ShelfStore
     /// Changes from another process show in the mount without a remount (how soon is a
     /// benchmark's claim; the deadline here only keeps a hang from passing).
     @Test func changesFromAnotherProcessShowWithoutARemount() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
             #expect(try mount.text(note.path) == note.text)
@@ -336,7 +336,7 @@ import ShelfStore
     }
 
     @Test func parallelWritersAndReaders() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let notes = try (0..<8).map { try library.addNote("Note \($0)", content: "start\n") }
         let shared = try library.addNote("Shared", content: "shared\n")
         try library.withMount { mount in

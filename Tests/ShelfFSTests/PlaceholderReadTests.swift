@@ -151,7 +151,7 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
 struct StalledLibrary {
     /// Holds the cloud and library a; removed with this.
     let folder: TemporaryFolder
-    let b: TestLibrary
+    let b: MountableLibrary
     let notes: [ItemRecord]
     let local: ItemRecord
     let cloud: StalledCloud
@@ -166,7 +166,7 @@ struct StalledLibrary {
         try SyncEngine.link(a, to: shared, deviceName: "a")
         try SyncEngine(store: a, cloud: shared).sync()
 
-        b = try TestLibrary()
+        b = try MountableLibrary()
         local = try b.addNote("Here", content: "Already here.\n")
         try SyncEngine.link(b.store, to: shared, deviceName: "b")
         cloud = StalledCloud(shared)

@@ -10,7 +10,7 @@ import ShelfStore
 @Suite(.serialized) struct PosixBehaviourTests {
     /// Temp files, SQLite and git packs write, unlink and go on using the descriptor.
     @Test func aPlainFileUnlinkedWhileOpenStaysReadableAndWritable() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         try library.withMount { mount in
             let result = try mount.run("python3", ["-c", """
                 import os, sys
@@ -42,7 +42,7 @@ import ShelfStore
     }
 
     @Test func anItemUnlinkedWhileOpenStaysReadableWithNoLinks() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote(content: "Still here.\n")
         try library.withMount { mount in
             let result = try mount.run("python3", ["-c", """
@@ -61,7 +61,7 @@ import ShelfStore
 
     /// `ln`, `cp -al` and `rsync -H` in the plain area; items have one name each.
     @Test func hardLinksInThePlainAreaAreOneFile() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
             try mount.sh("mkdir -p attachments/sub && printf one > attachments/a && ln attachments/a attachments/sub/b")
@@ -98,7 +98,7 @@ import ShelfStore
     }
 
     @Test func filesFoldersAndItemsKeepTheModeTheyAreCreatedWith() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         try library.withMount { mount in
             try mount.sh("""
                 umask 0 && mkdir -m 777 open && mkdir -m 2770 shared && touch wide && mkfifo -m 666 fifo
@@ -133,7 +133,7 @@ import ShelfStore
 
     /// The suite runs as root, as a mount that may give files away does.
     @Test func chownOfAnItemIsStoredAndShown() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         let other = try library.addNote("Other")
         let item = "'\(note.path)'"
@@ -156,7 +156,7 @@ import ShelfStore
 
     /// `--allow-other`: others get into the mount, and what they create is theirs.
     @Test func filesOtherUsersCreateAreTheirs() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         try library.withMount(allowOther: true) { mount in
             #expect(try mount.sh("stat -c %A .") == "drwxr-xr-x\n", "the root lets others in")
             try mount.sh("mkdir -m 1777 shared && chmod 1777 Notes")
@@ -179,7 +179,7 @@ import ShelfStore
     /// A path just under `PATH_MAX` from the mount's root works, though the library folder's
     /// own path would make the real one longer.
     @Test func pathsAsLongAsTheMountAllowsWork() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         try library.withMount { mount in
             let result = try mount.run("python3", ["-c", """
                 import os
@@ -201,7 +201,7 @@ import ShelfStore
     }
 
     @Test func namesThatCannotBeGetTheirOwnErrno() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         try library.withMount { mount in
             let long = String(repeating: "x", count: 257)

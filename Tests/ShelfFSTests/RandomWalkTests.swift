@@ -16,7 +16,7 @@ import ShelfStore
 
     @Test(arguments: [11, 12, 13])
     func itemFilesReadBackExactlyAsWrittenUnderAnySequence(seed: Int) throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         let book = try library.addBook()
         let shadow = library.folder.appendingPathComponent("shadow").path

@@ -20,7 +20,7 @@ import ShelfStore
         let engineA = SyncEngine(store: a, cloud: shared)
         try engineA.sync()
 
-        let b = try TestLibrary()
+        let b = try MountableLibrary()
         try SyncEngine.link(b.store, to: shared, deviceName: "b")
         let engineB = SyncEngine(store: b.store, cloud: shared)
         try engineB.sync()

@@ -11,7 +11,7 @@ import ShelfSystem
 /// The entry point the CLI uses: clear errors, and a run that ends cleanly on unmount.
 @Suite(.serialized) struct ShelfMountTests {
     @Test func missingMountpointIsOneClearError() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let missing = library.folder.appendingPathComponent("no-such-folder").path
         #expect(throws: FuseSessionError.mountpointMissing(missing)) {
             _ = try ShelfMount(store: library.store, mountpoint: missing)
@@ -19,7 +19,7 @@ import ShelfSystem
     }
 
     @Test func runEndsNormallyOnUnmountAndTheMountServesMeanwhile() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let note = try library.addNote()
         let mountpoint = library.folder.appendingPathComponent("mnt").path
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)

@@ -7,34 +7,8 @@ import ShelfStore
 import ShelfSync
 @testable import ShelfFS
 
-/// A new library in a temporary folder, removed when the value goes away, that tests mount
-/// (ShelfStoreTests' `TestLibrary` is the store alone).
-final class TestLibrary: @unchecked Sendable {
-    private let temporary: TemporaryFolder
-    /// The library folder.
-    let folder: URL
-    let store: LibraryStore
-
-    init() throws {
-        temporary = try TemporaryFolder()
-        folder = temporary.child("library")
-        store = try LibraryStore.create(at: folder)
-    }
-
-    /// Another handle on the same library, as the CLI in another process would open it.
-    func reopened() throws -> LibraryStore { try LibraryStore.open(at: folder) }
-
-    @discardableResult
-    func addBook(_ title: String = "Dune", author: String = "Frank Herbert") throws -> ItemRecord {
-        try store.insert(.book(Book(title: title, author: author, currentPage: 12, tags: ["scifi"],
-                                    passages: [Passage(page: 42, text: "Fear is the mind-killer.")])))
-    }
-
-    @discardableResult
-    func addNote(_ title: String = "Plan", content: String = "Read more.\n") throws -> ItemRecord {
-        try store.insert(.note(Note(title: title, content: content)))
-    }
-
+/// A test library (TestSupport's ``TestLibrary``) that tests mount.
+final class MountableLibrary: TestLibrary, @unchecked Sendable {
     /// The mount `withMount` is running, if any.
     private let mounted = Mutex<ShelfFuseOperations?>(nil)
 

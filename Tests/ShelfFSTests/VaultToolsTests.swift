@@ -12,7 +12,7 @@ import ShelfStore
     private static let git = "env GIT_CONFIG_NOSYSTEM=1 HOME=/nonexistent GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t git -c core.pager=cat -c init.defaultBranch=main"
 
     /// The id of the live item at each path.
-    private func ids(_ library: TestLibrary, _ paths: [String]) throws -> [String: ItemID] {
+    private func ids(_ library: MountableLibrary, _ paths: [String]) throws -> [String: ItemID] {
         var ids: [String: ItemID] = [:]
         for path in paths {
             guard let record = try library.store.record(atPath: path) else { throw MissingItem(path: path) }
@@ -22,7 +22,7 @@ import ShelfStore
     }
 
     @Test func gitWorkflowKeepsATreeCleanAndItemsTheirIdentity() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         let book = try library.addBook()
         try library.withMount { mount in
             // Notes written by hand: no `id:` line, so only their path tells who they are.
@@ -68,7 +68,7 @@ import ShelfStore
     }
 
     @Test func unlinkThenCreateKeepsTheItemAndItsHistory() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         try library.withMount { mount in
             try mount.sh("printf 'first\\n' > Notes/Hand.md")
             try library.waitUntilSaved()
@@ -88,7 +88,7 @@ import ShelfStore
     }
 
     @Test func tarAndASecondRsyncFindNothingChanging() throws {
-        let library = try TestLibrary()
+        let library = try MountableLibrary()
         try library.addBook()
         try library.addNote()
         let scratch = try TemporaryFolder()

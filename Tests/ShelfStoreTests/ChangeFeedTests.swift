@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import ShelfModel
 @testable import ShelfStore
+import TestSupport
 
 @Suite("Change feed and several stores on one library")
 struct ChangeFeedTests {
@@ -128,7 +129,7 @@ struct DurabilityTests {
     @Test func synchronizeMovesCommitsIntoTheDatabaseFile() throws {
         let library = try TestLibrary()
         let book = try library.store.insert(.book(Sample.book("Durable")))
-        let copy = library.folder.child("copy")
+        let copy = library.scratch.child("copy")
         try FileManager.default.createDirectory(at: copy, withIntermediateDirectories: true)
         func itemsInFileAlone() throws -> Int {
             let target = copy.appendingPathComponent("shelf.sqlite")

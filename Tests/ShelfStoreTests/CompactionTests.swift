@@ -3,6 +3,7 @@ import GRDB
 import Testing
 import ShelfModel
 @testable import ShelfStore
+import TestSupport
 
 @Suite struct CompactionTests {
     @Test func compactingDropsFreePagesAndKeepsEveryLiveRecord() throws {

@@ -4,6 +4,7 @@ import ShelfModel
 import ShelfMarkdown
 import GRDB
 @testable import ShelfStore
+import TestSupport
 
 @Suite("Keeping earlier versions")
 struct HistoryTests {

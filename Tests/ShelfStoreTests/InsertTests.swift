@@ -3,6 +3,7 @@ import Testing
 import ShelfModel
 import ShelfMarkdown
 @testable import ShelfStore
+import TestSupport
 
 @Suite("Inserting items")
 struct InsertTests {

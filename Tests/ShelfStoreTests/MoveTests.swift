@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ShelfModel
 @testable import ShelfStore
+import TestSupport
 
 @Suite("Renaming items and folders")
 struct MoveTests {

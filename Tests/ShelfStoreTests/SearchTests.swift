@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import ShelfModel
 @testable import ShelfStore
+import TestSupport
 
 @Suite("Full-text search")
 struct SearchTests {

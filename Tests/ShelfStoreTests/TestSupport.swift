@@ -3,17 +3,6 @@ import TestSupport
 import ShelfModel
 @testable import ShelfStore
 
-/// A new library in its own temporary folder; keep `folder` alive as long as `store` is used.
-struct TestLibrary {
-    let folder: TemporaryFolder
-    let store: LibraryStore
-
-    init() throws {
-        folder = try TemporaryFolder()
-        store = try LibraryStore.create(at: folder.child("library"))
-    }
-}
-
 enum Sample {
     static func book(_ title: String = "Dune", author: String? = "Frank Herbert",
                      passages: [Passage] = [], sourceID: String? = nil) -> Book {

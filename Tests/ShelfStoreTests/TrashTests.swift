@@ -3,6 +3,7 @@ import Testing
 import ShelfModel
 import ShelfMarkdown
 @testable import ShelfStore
+import TestSupport
 
 @Suite("Trash, restore and revival by id")
 struct TrashTests {
