@@ -1,3 +1,4 @@
+import ShelfSystem
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -61,4 +62,9 @@ public struct Errno: Error, Hashable, Sendable, CustomStringConvertible {
 /// handlers can simply `throw` them; see ``Errno/init(for:)``.
 public protocol ErrnoConvertible: Error {
     var errno: Errno { get }
+}
+
+/// A failed system call answers with the number it failed with (`EIO` if it set none).
+extension SystemCallError: ErrnoConvertible {
+    public var errno: Errno { code > 0 ? Errno(code) : .ioError }
 }

@@ -207,7 +207,7 @@ struct PlainFileArea: Sendable {
         do {
             try AtomicFile.write(data, to: realPath(path))
         } catch {
-            throw Errno(error.code)
+            throw Errno(for: error)
         }
     }
 
