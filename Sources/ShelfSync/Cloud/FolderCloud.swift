@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ShelfStore
 import ShelfSystem
+import Synchronization
 
 /// The embedded cloud: a folder, local or carried between machines by a file-sync tool or a
 /// network share.
@@ -28,6 +29,9 @@ import ShelfSystem
 public struct FolderCloud: CloudBackend {
     public let folder: URL
     public var location: String { folder.path }
+    /// The content folders last listed: a read tries them first, so reading bytes that are
+    /// here lists nothing (a placeholder's first read, a download of thousands).
+    private let knownContentRoots = ContentRootsSeen()
 
     public init(folder: URL) {
         self.folder = folder.standardizedFileURL
@@ -253,32 +257,42 @@ public struct FolderCloud: CloudBackend {
     }
 
     public func content(_ hash: ContentHash) throws -> Data? {
-        for url in try contentFileURLs(hash) {
-            guard let bytes = FileManager.default.contents(atPath: url.path) else { continue }
+        try firstInContentRoots(hash) { url in
+            guard let bytes = FileManager.default.contents(atPath: url.path) else { return nil }
             guard ContentHash(of: bytes) == hash else {
                 throw CloudError.damaged(path: url.path, reason: "its bytes do not have the hash they are named by")
             }
             return bytes
         }
-        return nil
     }
 
     public func hasContent(_ hash: ContentHash) throws -> Bool {
-        try contentFileURLs(hash).contains { FileManager.default.fileExists(atPath: $0.path) }
+        try firstInContentRoots(hash) { FileManager.default.fileExists(atPath: $0.path) ? true : nil } ?? false
+    }
+
+    /// The first file's answer among the places the bytes under `hash` may be: the content
+    /// folders known from the last listing, then those a new listing adds (a device's folder
+    /// that appeared since).
+    private func firstInContentRoots<T>(_ hash: ContentHash, _ answer: (URL) throws -> T?) throws -> T? {
+        let known = knownContentRoots.roots.withLock { $0 }
+        for root in known {
+            if let found = try answer(contentFileURL(hash, in: root)) { return found }
+        }
+        let listed = try contentRoots()
+        knownContentRoots.roots.withLock { $0 = listed }
+        for root in listed where !known.contains(root) {
+            if let found = try answer(contentFileURL(hash, in: root)) { return found }
+        }
+        return nil
     }
 
     /// The first format whose devices each write their own content folder.
     static let contentByDeviceFormat = 2
 
-    /// `content/` itself (format 1's shared folder) and each device's folder in it.
+    /// Each device's folder in `content/`, then `content/` itself (format 1's shared folder).
     private func contentRoots() throws -> [URL] {
-        [contentURL] + (try listing(of: contentURL, missing: nil)).filter { CloudInputRules.isDeviceID($0) && !Self.isContentPrefix($0) }
-            .sorted().map { contentURL.appendingPathComponent($0, isDirectory: true) }
-    }
-
-    /// Every place the bytes under `hash` may be stored.
-    private func contentFileURLs(_ hash: ContentHash) throws -> [URL] {
-        try contentRoots().map { contentFileURL(hash, in: $0) }
+        (try listing(of: contentURL, missing: nil)).filter { CloudInputRules.isDeviceID($0) && !Self.isContentPrefix($0) }
+            .sorted().map { contentURL.appendingPathComponent($0, isDirectory: true) } + [contentURL]
     }
 
     private func contentFileURL(_ hash: ContentHash, in root: URL) -> URL {
@@ -362,4 +376,9 @@ public struct FolderCloud: CloudBackend {
         guard !digits.isEmpty, digits.utf8.allSatisfy({ (48...57).contains($0) }) else { return nil }
         return Int64(digits)
     }
+}
+
+/// The content folders a ``FolderCloud`` last listed, shared by its copies.
+private final class ContentRootsSeen: Sendable {
+    let roots = Mutex<[URL]>([])
 }
