@@ -22,12 +22,14 @@ Exit status 0 when everything matched; 1 with the first divergence, the seed and
 stderr. Each operation has a deadline (SIGALRM): a hung mount fails the walk instead of hanging.
 """
 import argparse
+import collections
 import mmap
 import os
 import random
 import shutil
 import signal
 import sys
+import time
 
 DEADLINE_SECONDS = 10
 TEXTS = ["Read slowly.\n", "---\ntitle: Walk\n---\n", "# Heading\n\n## Passages\n", "> quoted ^p-1a2b\n",
@@ -258,19 +260,35 @@ class Walk:
             self.close_held()
 
     def walk(self, steps, operations):
+        recent = collections.deque(maxlen=12)  # the steps before a divergence, in its report
         for step in range(steps):
             relative = self.rng.choice(self.files)
             operation = self.create if self.rng.random() < 0.02 else self.rng.choice(operations)
             signal.alarm(DEADLINE_SECONDS)
+            line = f"step {step}: {operation.__name__} {relative!r} (size {self.size(relative)})"
+            recent.append(line)
             if self.trace:
-                print(f"step {step}: {operation.__name__} {relative!r} (size {self.size(relative)})", file=sys.stderr)
+                print(line, file=sys.stderr)
+            touched = relative
             try:
                 touched = operation(relative) or relative
                 compare(self.mount, self.shadow, touched)
             except (Divergence, OSError, TimeoutError) as error:
-                raise Divergence(f"seed {self.seed}, step {step}, {operation.__name__} on {relative!r}: {error}") from None
+                signal.alarm(0)
+                raise Divergence(f"seed {self.seed}, step {step}, {operation.__name__} on {relative!r}: {error}"
+                                 f"\n  a second later: {self.settled(touched)}"
+                                 "\n  the steps before:\n    " + "\n    ".join(recent)) from None
             finally:
                 signal.alarm(0)
+
+    def settled(self, relative):
+        """Whether a divergence lasts: a read that lagged matches a second later, a lost write does not."""
+        time.sleep(1)
+        try:
+            compare(self.mount, self.shadow, relative)
+            return "the file matches its shadow (a read that lagged)"
+        except (Divergence, OSError) as error:
+            return f"still differs ({error})"
 
 
 def compare(mount, shadow, relative):
