@@ -17,6 +17,8 @@ multibyte characters, bytes that are not UTF-8, NULs, CRLF, a BOM and frontmatte
   --reopen N  pwrite and truncate through one descriptor kept open across steps, closed and
               reopened about once in N steps (fsx -c N): reads through new opens see writes that
               no close has ended yet
+  --only OPS  only these operations (comma-separated: pwrite,append,…; new files still come),
+              to find which one a divergence needs
 
 Exit status 0 when everything matched; 1 with the first divergence, the seed and the step on
 stderr. Each operation has a deadline (SIGALRM): a hung mount fails the walk instead of hanging.
@@ -247,13 +249,15 @@ class Walk:
         self.files.append(name)
         return name
 
-    def run(self, steps, mapped=False):
+    def run(self, steps, mapped=False, only=None):
         operations = [self.pwrite, self.pwrite, self.truncate, self.append, self.rewrite, self.replace,
                       self.session, self.two_descriptors, self.metadata]
         if mapped:
             operations += [self.mapped_read, self.mapped_write, self.mapped_write]
         if self.reopen:
             operations += [self.held_write, self.held_write, self.held_write, self.held_truncate]
+        if only:
+            operations = [getattr(self, name) for name in only]
         try:
             self.walk(steps, operations)
         finally:
@@ -320,6 +324,8 @@ def main():
     parser.add_argument("--mmap", action="store_true", help="also read and write through shared maps")
     parser.add_argument("--reopen", type=int, default=0, metavar="N",
                         help="write through descriptors held open, reopened about once in N steps")
+    parser.add_argument("--only", type=lambda text: text.split(","), metavar="OPS",
+                        help="only these operations, comma-separated")
     parser.add_argument("files", nargs="*")
     arguments = parser.parse_args()
     signal.signal(signal.SIGALRM, on_alarm)
@@ -337,7 +343,7 @@ def main():
         walk = Walk(arguments.mount, arguments.shadow, arguments.seed, arguments.files)
         walk.trace = arguments.trace
         walk.reopen = arguments.reopen
-        walk.run(arguments.steps, mapped=arguments.mmap)
+        walk.run(arguments.steps, mapped=arguments.mmap, only=arguments.only)
     except (Divergence, OSError, TimeoutError) as error:
         print(f"fsx: {error}", file=sys.stderr)
         return 1
