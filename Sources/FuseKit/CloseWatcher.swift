@@ -69,7 +69,7 @@ public final class CloseWatcher: @unchecked Sendable {
     public func drain(timeout: Duration = .seconds(2)) -> Bool {
         let deadline = Date().addingTimeInterval(timeout.seconds)
         return condition.withLock {
-            guard worker.isRunning, !worker.isStopping else { return false }
+            guard worker.isServing else { return false }
             drainAsked += 1
             let ticket = drainAsked
             wake()

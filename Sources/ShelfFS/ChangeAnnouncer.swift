@@ -83,7 +83,7 @@ final class ChangeAnnouncer: @unchecked Sendable {
 
     /// Whether announcements are being made (the mount is attached and not stopping).
     var isAnnouncing: Bool {
-        worker.isRunning && !worker.isStopping
+        worker.isServing
     }
 
     /// Whether a request comes from this thread.

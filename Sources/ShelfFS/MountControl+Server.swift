@@ -19,7 +19,7 @@ extension MountControl {
             let folder = LibraryLayout(folder: library).controlSockets
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
-            let name = MountControl.socketPrefix + "\(getpid())" + MountControl.socketSuffix
+            let name = MountControl.socketName(of: getpid())
             socketURL = folder.appendingPathComponent(name)
             unlink(socketURL.path)  // a dead process of the same pid left it
             listener = try MountControl.withShortAddress(of: folder, name: name) { address, length in

@@ -13,14 +13,13 @@ struct LibraryFolder {
     /// commit 10,000 rows at once, so the default is generous.
     var busyTimeout: TimeInterval = 30
 
-    var databaseURL: URL { LibraryLayout(folder: url).database }
-    var plainFilesURL: URL { LibraryLayout(folder: url).plainFiles }
+    var layout: LibraryLayout { LibraryLayout(folder: url) }
 
     /// Throws `libraryMissing`, `libraryUnreadable` or `notALibrary` unless `url` is a folder
     /// this process may use that holds a database.
     func checkExistingLibrary() throws {
         try checkUsableFolder()
-        guard FileManager.default.fileExists(atPath: databaseURL.path) else {
+        guard FileManager.default.fileExists(atPath: layout.database.path) else {
             throw StoreError.notALibrary(path: url.path)
         }
     }
@@ -40,10 +39,10 @@ struct LibraryFolder {
     /// the user's folders inside Books/ and Notes/ live.
     func createPlainFileFolders() throws {
         for kind in ItemKind.allCases {
-            let folder = plainFilesURL.appendingPathComponent(kind.folderName, isDirectory: true)
+            let folder = layout.plainFiles.appendingPathComponent(kind.folderName, isDirectory: true)
             do {
                 // Made first so it gets its mode; another process may be making it at once.
-                try FileManager.default.createDirectory(at: plainFilesURL, withIntermediateDirectories: true,
+                try FileManager.default.createDirectory(at: layout.plainFiles, withIntermediateDirectories: true,
                                                         attributes: [.posixPermissions: 0o700])
                 try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
             } catch {
@@ -60,14 +59,14 @@ struct LibraryFolder {
         return try whileOpeningExclusively {
             do {
                 // Created owner-only before SQLite creates it with the umask's mode.
-                let created = open(databaseURL.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+                let created = open(layout.database.path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
                 if created >= 0 { close(created) }
-                let pool = try DatabasePool(path: databaseURL.path, configuration: configuration)
+                let pool = try DatabasePool(path: layout.database.path, configuration: configuration)
                 try Schema.migrator.migrate(pool)
                 return pool
             } catch let error as DatabaseError {
                 throw StoreError(error, library: url) ?? StoreError.libraryUnreadable(
-                    path: url.path, reason: "\(databaseURL.lastPathComponent): \(error.message ?? error.description)")
+                    path: url.path, reason: "\(layout.database.lastPathComponent): \(error.message ?? error.description)")
             }
         }
     }

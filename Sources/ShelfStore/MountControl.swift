@@ -14,16 +14,27 @@ import ShelfSystem
 /// Sockets are reached through `/proc/self/fd/<folder descriptor>/…`, which keeps their
 /// address short whatever the library's path (a socket address holds at most 107 bytes).
 public enum MountControl {
-    package static let socketPrefix = "control-"
-    package static let socketSuffix = ".sock"
+    private static let socketPrefix = "control-"
+    private static let socketSuffix = ".sock"
+
+    /// The control socket's name of the mount process `pid`.
+    package static func socketName(of pid: pid_t) -> String {
+        socketPrefix + "\(pid)" + socketSuffix
+    }
+
+    /// The folder of `library`'s control sockets, and the names of those in it, in order.
+    private static func sockets(of library: URL) -> (folder: URL, names: [String]) {
+        let folder = LibraryLayout(folder: library).controlSockets
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return (folder, names.filter { $0.hasPrefix(socketPrefix) && $0.hasSuffix(socketSuffix) }.sorted())
+    }
 
     /// Has every mount of the library at `library` commit the saves whose writers have closed
     /// their files, waiting at most `timeout` for each. Returns one line per mount that could
     /// not (it answered with an error, or not in time), for the command to show as a warning.
     public static func commitPendingSaves(library: URL, timeout: Duration = .seconds(5)) -> [String] {
-        let folder = LibraryLayout(folder: library).controlSockets
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        return names.filter { $0.hasPrefix(socketPrefix) && $0.hasSuffix(socketSuffix) }.sorted().compactMap { name in
+        let (folder, names) = sockets(of: library)
+        return names.compactMap { name in
             do {
                 let answer = try request("commit", to: name, in: folder, timeout: timeout)
                 return answer == "ok" ? nil : "the mount (\(name)) could not commit its pending saves: \(answer)"
@@ -41,9 +52,8 @@ public enum MountControl {
     /// Has the library's mount run a sync round with its own engine; nil when no mount
     /// answers (then the command runs the round itself). The answer: `ok …` or `error …`.
     public static func sync(library: URL, timeout: Duration = .seconds(300)) -> String? {
-        let folder = LibraryLayout(folder: library).controlSockets
-        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
-        for name in names.filter({ $0.hasPrefix(socketPrefix) && $0.hasSuffix(socketSuffix) }).sorted() {
+        let (folder, names) = sockets(of: library)
+        for name in names {
             if let answer = try? request("sync", to: name, in: folder, timeout: timeout) { return answer }
         }
         return nil

@@ -49,6 +49,11 @@ public final class WorkerThread: Sendable {
         phase.withLock { $0 == .stopping || $0 == .ended }
     }
 
+    /// Whether the loop runs and has not been asked to stop: what it serves is still wanted.
+    public var isServing: Bool {
+        phase.withLock { $0 == .running }
+    }
+
     /// Whether the thread was started and its loop has not returned.
     public var isRunning: Bool {
         phase.withLock { $0 == .running || $0 == .stopping }
