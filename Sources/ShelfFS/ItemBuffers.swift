@@ -32,6 +32,10 @@ final class ItemBuffer: Sendable {
         /// Counts the edits: a save publishes its result as "saved" only if no edit came after
         /// the bytes it committed.
         var generation: UInt64 = 0
+        /// Who wrote the unsaved bytes (nil inside: a writer not known), whose last reads tell
+        /// which version they were made from (``ServedVersions``). Kept with the bytes so that
+        /// one who writes while a save commits is still a writer of the next save.
+        var writers: Set<ProcessID?> = []
         /// When the bytes last changed: the file's `st_mtime`, and the record's modification time
         /// once saved, so the time an editor saw after writing never moves under it.
         var modified: Date
@@ -123,7 +127,7 @@ final class ItemBuffer: Sendable {
                 var bytes = state.held
                 if let entry = state.journal { bytes = try journal.read(entry, offset: 0, count: state.size) }
                 return (Unsaved(bytes: bytes, baseVersion: state.baseVersion, modified: state.modified,
-                                carried: state.carried, generation: state.generation), nil)
+                                carried: state.carried, writers: state.writers, generation: state.generation), nil)
             }
             guard let unsaved = taken.0 else { return taken.1 }
             let saved = try commit(unsaved)
@@ -132,6 +136,7 @@ final class ItemBuffer: Sendable {
                 state.carried = nil
                 if state.generation == unsaved.generation {
                     state.dirty = false
+                    state.writers = []
                     if let entry = state.journal.take() {
                         state.held = unsaved.bytes
                         journal.end(entry)
@@ -150,6 +155,7 @@ final class ItemBuffer: Sendable {
         var baseVersion: Int64?
         var modified: Date
         var carried: ItemCommitter.FileMetadata?
+        var writers: Set<ProcessID?>
         fileprivate var generation: UInt64
     }
 
@@ -189,8 +195,8 @@ final class ItemBuffers: Sendable {
     /// (read outside the table's lock: other files are not held up by a store read). The
     /// journal takes the edit first — a journal entry for `target` begins with the first
     /// unsaved edit — so a write the journal cannot hold (a full disk) fails and changes nothing.
-    /// Marks the bytes unsaved as of now.
-    func apply(_ edit: BufferEdit, to inode: UInt64, start: () throws -> (bytes: [UInt8], baseVersion: Int64?),
+    /// Marks the bytes unsaved as of now, with `writer` (nil: not known) among their writers.
+    func apply(_ edit: BufferEdit, to inode: UInt64, by writer: ProcessID?, start: () throws -> (bytes: [UInt8], baseVersion: Int64?),
                target: (_ baseVersion: Int64?) -> SaveJournal.Target) throws {
         while true {
             let buffer: ItemBuffer
@@ -224,6 +230,7 @@ final class ItemBuffers: Sendable {
                 }
                 if case .resize(0) = edit { state.emptiedAt = Date() } else { state.emptiedAt = nil }
                 state.dirty = true
+                state.writers.insert(writer)
                 state.generation &+= 1
                 state.modified = Date()
                 return true
@@ -245,18 +252,19 @@ final class ItemBuffers: Sendable {
     }
 
     /// A file renamed over an item (an atomic save): its bytes (`bytes`, read from `file`)
-    /// become `inode`'s unsaved bytes, saved into `target` with the times, mode and attributes
-    /// the file carried; the inode it replaces is `replacing`. The file itself moves into the
-    /// journal as the entry's bytes; returns false when it could not and stays where it was.
-    func adopt(_ bytes: [UInt8], from file: String, as inode: UInt64, target: SaveJournal.Target,
+    /// become `inode`'s unsaved bytes, written by `renamer`, saved into `target` with the times,
+    /// mode and attributes the file carried; the inode it replaces is `replacing`. The file
+    /// itself moves into the journal as the entry's bytes; returns false when it could not and
+    /// stays where it was.
+    func adopt(_ bytes: [UInt8], from file: String, as inode: UInt64, by renamer: ProcessID?, target: SaveJournal.Target,
                carrying metadata: ItemCommitter.FileMetadata, replacing: UInt64?) throws(Errno) -> Bool {
         let moved = try journal.begin(inode, target: target, movingFileAt: file)
         let entry = if let moved { moved } else { try journal.begin(inode, target: target, bytes: bytes) }
         let baseVersion: Int64? = if case .item(_, let base) = target { base } else { nil }
         buffers.withLock {
             $0[inode] = ItemBuffer(inode: inode, .init(held: [], size: bytes.count, baseVersion: baseVersion, dirty: true,
-                                                       modified: metadata.modified, journal: entry, carried: metadata,
-                                                       replacing: replacing),
+                                                       writers: [renamer], modified: metadata.modified, journal: entry,
+                                                       carried: metadata, replacing: replacing),
                                    journal: journal)
         }
         return moved != nil
@@ -271,12 +279,19 @@ final class ItemBuffers: Sendable {
     }
 
     /// Keeps `bytes` (version `version` of the item) as what `inode` shows, for the programs that
-    /// still read it after its name went to another file. Unsaved writes already held win.
-    func freeze(_ inode: UInt64, bytes: [UInt8], version: Int64, modified: Date) {
+    /// still read it after its name went to another file. Returns whether the inode shows them
+    /// now. Bytes already held win: saved ones are what it shows, unsaved writes are kept.
+    /// `isShown` (is `version` still the one the index gives readers?) is asked under the table's
+    /// lock: a save publishes its version before it lets go of its buffer, so a save that moved
+    /// the item on meanwhile is seen, and its bytes are never replaced by older ones.
+    /// Lock order: the table, then the item index `isShown` reads.
+    func freeze(_ inode: UInt64, bytes: [UInt8], version: Int64, modified: Date, ifShown isShown: () -> Bool) -> Bool {
         buffers.withLock { buffers in
-            if let held = buffers[inode], held.isDirty { return }
+            if let held = buffers[inode] { return !held.isDirty }
+            guard isShown() else { return false }
             buffers[inode] = ItemBuffer(inode: inode, .init(held: bytes, size: bytes.count, baseVersion: version,
                                                             dirty: false, modified: modified), journal: journal)
+            return true
         }
     }
 

@@ -109,8 +109,8 @@ final class SavePipeline: Sendable {
     /// Applies a program's write or resize to the bytes of the item inode `key` stands for, to
     /// be saved when the scheduler says so. Emptying a file (`O_TRUNC`) needs no read of the
     /// bytes it replaces, only their version.
-    func apply(_ edit: BufferEdit, to inode: UInt64, key: NodeKey) throws {
-        try buffers.apply(edit, to: inode, start: {
+    func apply(_ edit: BufferEdit, to inode: UInt64, key: NodeKey, by writer: ProcessID?) throws {
+        try buffers.apply(edit, to: inode, by: writer, start: {
             switch (key, edit) {
             case (.item(let id), .resize(0)): return ([], index.summary(id: id)?.version)
             case (.item(let id), _):
@@ -233,22 +233,22 @@ final class SavePipeline: Sendable {
     /// background like a writer's close, so the rename does not wait for the commit. Reads,
     /// `stat`, attribute reads and `shelf` commands see the save as for any unsaved writes.
     /// The file moves into the journal; returns false when it stayed where it was.
-    func adoptRenamed(_ bytes: [UInt8], from file: String, as inode: UInt64, into id: ItemID,
+    func adoptRenamed(_ bytes: [UInt8], from file: String, as inode: UInt64, into id: ItemID, by renamer: ProcessID?,
                       carrying metadata: ItemCommitter.FileMetadata) throws -> Bool {
-        let moved = try buffers.adopt(bytes, from: file, as: inode, target: .item(id, baseVersion: nil),
+        let moved = try buffers.adopt(bytes, from: file, as: inode, by: renamer, target: .item(id, baseVersion: nil),
                                       carrying: metadata, replacing: inodes.kernelInode(for: .item(id)))
         inodes.rekey(inode, to: .item(id))  // before the scheduler's thread can save it
         scheduler.closed(inode)
         return moved
     }
 
-    /// Commits a plain file's bytes renamed onto an item path (an item coming back, a new item),
-    /// with the file's times, mode and attributes.
+    /// Commits a plain file's bytes renamed onto an item path by `renamer` (an item coming
+    /// back, a new item), with the file's times, mode and attributes.
     /// `inode`: the renamed file's, which is the item's file from now on.
-    func commitRenamed(_ bytes: [UInt8], at path: MountPath, into target: ItemCommitter.Target,
+    func commitRenamed(_ bytes: [UInt8], at path: MountPath, into target: ItemCommitter.Target, by renamer: ProcessID?,
                        carrying metadata: ItemCommitter.FileMetadata, as inode: UInt64?) throws -> ItemCommitter.Outcome {
         let outcome = try committer.commit(bytes, at: path, into: target, modified: metadata.modified, carrying: metadata)
-        noteSaved(outcome.record)
+        noteSaved(outcome.record, by: [renamer])
         return outcome
     }
 
@@ -258,11 +258,11 @@ final class SavePipeline: Sendable {
         switch inodes.key(of: inode) {
         case .item(let id):
             let path = try path(of: .item(id)) ?? restoreForWrites(id)
-            let readFrom = served.readFrom(id, startedFrom: unsaved.baseVersion)
+            let readFrom = served.readFrom(id, by: unsaved.writers, startedFrom: unsaved.baseVersion)
             logger.debug("saving \(path) from one of versions \(readFrom)")
             let outcome = try committer.commit(unsaved.bytes, at: path, into: .existing(id, readFrom: readFrom),
                                                modified: unsaved.modified, carrying: unsaved.carried)
-            return saved(outcome, by: inode)
+            return saved(outcome, by: inode, writers: unsaved.writers)
         case .newItemFile(let pending):
             guard let path = newItemFiles.path(of: pending) else {
                 logger.debug("inode \(inode) was removed before its first save; its writes are dropped")
@@ -281,7 +281,7 @@ final class SavePipeline: Sendable {
             }
             newItemFiles.remove(pending)
             inodes.rekey(inode, to: .item(outcome.record.item.id))
-            return saved(outcome, by: inode)
+            return saved(outcome, by: inode, writers: unsaved.writers)
         case .plain(let path):
             // Renamed to a plain name just as it was written: the writes follow it there.
             try plain.writeAtomically(unsaved.bytes, to: path)
@@ -295,7 +295,8 @@ final class SavePipeline: Sendable {
     /// Keeps what the item file `inode` shows now (`version`; nil: the stored one) as its bytes,
     /// for the programs still reading it once another file took its name: a rename over it, or
     /// a change from elsewhere. Bytes it holds already are what it shows; returns false when
-    /// they are unsaved writes, or that version is no longer kept.
+    /// they are unsaved writes, when that version is no longer kept, or when the item moved on
+    /// meanwhile (a save through this mount published a newer version, which the file shows).
     @discardableResult
     func keepShown(_ inode: UInt64, version: Int64? = nil) throws -> Bool {
         guard case .item(let id)? = inodes.key(of: inode) else { return false }
@@ -307,9 +308,8 @@ final class SavePipeline: Sendable {
             file = try store.file(id: id)
         }
         guard let file else { return false }
-        buffers.freeze(inode, bytes: Array(file.content), version: file.version,
-                       modified: index.summary(id: id)?.modified ?? Date())
-        return true
+        return buffers.freeze(inode, bytes: Array(file.content), version: file.version,
+                              modified: index.summary(id: id)?.modified ?? Date()) { index.version(of: id) == file.version }
     }
 
     /// Where an item or new item file is now (nil for a trashed item).
@@ -341,10 +341,10 @@ final class SavePipeline: Sendable {
         return inodes.existingInode(for: key) == inode
     }
 
-    /// Records a save made through `inode`, and drops the kernel's pages of the item's current
-    /// file when the save came through a replaced one. Writes that came after the saved bytes
-    /// are saved on top of them.
-    private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64) -> ItemBuffer.Saved {
+    /// Records a save of `writers`' bytes made through `inode`, and drops the kernel's pages of
+    /// the item's current file when the save came through a replaced one. Writes that came
+    /// after the saved bytes are saved on top of them.
+    private func saved(_ outcome: ItemCommitter.Outcome, by inode: UInt64, writers: Set<ProcessID?>) -> ItemBuffer.Saved {
         let id = outcome.record.item.id
         // Saved through a file replaced meanwhile: the item's current file is kept at what it
         // shows, and the save reaches its name as another file (as a change from elsewhere does).
@@ -357,7 +357,7 @@ final class SavePipeline: Sendable {
                 logger.error("could not keep the bytes inode \(current) shows: \(error)")
             }
         }
-        noteSaved(outcome.record)
+        noteSaved(outcome.record, by: writers)
         if let aside = outcome.keptAside {
             logger.notice("\(outcome.record.path) was saved from version \(aside.readFrom), and changed elsewhere meanwhile (version \(aside.changedTo)) in the same lines: the save wins, and the other side is kept as \(aside.copy)")
         }
@@ -380,9 +380,9 @@ final class SavePipeline: Sendable {
     /// needs no invalidation), and the bytes are kept for the reads that follow. A merge on
     /// top of them reaches the index through the follower, like any change from elsewhere, which
     /// has the kernel drop the saved pages and tells watchers the file changed.
-    func noteSaved(_ record: ItemRecord) {
+    func noteSaved(_ record: ItemRecord, by writers: Set<ProcessID?>) {
         index.put(ItemSummary(record))
         recentSaves.keep(record.item.id, version: record.version, content: record.content)
-        served.saved(record.item.id, version: record.version, startsAgain: !record.content.isEmpty)
+        served.saved(record.item.id, version: record.version, by: writers, startsAgain: !record.content.isEmpty)
     }
 }

@@ -23,8 +23,6 @@ final class ServedVersions: Sendable {
         /// order they were first read.
         var readByProcess: [ItemID: [ProcessID: [Int64]]] = [:]
         var readOrder: [ItemID] = []
-        /// Who wrote each item since it was last saved; nil inside: a writer not known.
-        var writersSinceSave: [ItemID: Set<ProcessID?>] = [:]
         /// The version each placeholder's fill made, by the placeholder's: a read served the
         /// fetched bytes as the placeholder's version may be noted after the fill.
         var fills: [ItemID: (placeholder: Int64, fill: Int64)] = [:]
@@ -58,22 +56,18 @@ final class ServedVersions: Sendable {
         }
     }
 
-    /// `writer` (nil: not known) wrote to item `id`, or renamed a file over it.
-    func wrote(_ id: ItemID, by writer: ProcessID?) {
-        _ = state.withLock { $0.writersSinceSave[id, default: []].insert(writer) }
-    }
-
-    /// The versions item `id`'s next save may have been made from, in the order a tie between
-    /// them goes (``ItemCommitter``). With its writer known: what it read since it last wrote,
+    /// The versions a save of item `id` by `writers` (nil inside: a writer not known; they wrote
+    /// the bytes, or renamed a file over it) may have been made from, in the order a tie between
+    /// them goes (``ItemCommitter``). With one writer known: what it read since it last wrote,
     /// most recent first — a writer that read a newer version after its own save most likely
     /// reloaded — then any served to others after (it may have read them from the kernel's
     /// pages). Otherwise every served version and `startedFrom` (what the writes landed on),
     /// oldest first: a save then keeps a change it may not have seen as a copy rather than
     /// overwrite it.
-    func readFrom(_ id: ItemID, startedFrom: Int64? = nil) -> [Int64] {
+    func readFrom(_ id: ItemID, by writers: Set<ProcessID?>, startedFrom: Int64? = nil) -> [Int64] {
         state.withLock { state in
             let served = state.servedByItem[id] ?? []
-            guard let writers = state.writersSinceSave[id], writers.count == 1, let writer = writers.first ?? nil,
+            guard writers.count == 1, let writer = writers.first ?? nil,
                   let reads = state.readByProcess[id]?[writer], let last = reads.last else {
                 return Array(Set(served + [startedFrom].compactMap { $0 })).sorted()
             }
@@ -82,15 +76,15 @@ final class ServedVersions: Sendable {
         }
     }
 
-    /// This mount saved item `id` at `version`. `startsAgain`: from now on its writers start
-    /// from there; an emptied file is more likely the middle of an editor's save, whose bytes
-    /// come from what was read. Its writers hold the saved bytes from now on.
-    func saved(_ id: ItemID, version: Int64, startsAgain: Bool) {
+    /// This mount saved `writers`' bytes as item `id`'s `version`. `startsAgain`: from now on
+    /// its writers start from there; an emptied file is more likely the middle of an editor's
+    /// save, whose bytes come from what was read. Its writers hold the saved bytes from now on.
+    func saved(_ id: ItemID, version: Int64, by writers: Set<ProcessID?>, startsAgain: Bool) {
         if !startsAgain { served(id, version: version) }
         state.withLock { state in
             if startsAgain { state.servedByItem[id] = [version] }
             state.fills[id] = nil
-            for case let writer? in state.writersSinceSave.removeValue(forKey: id) ?? [] {
+            for case let writer? in writers {
                 state.readByProcess[id]?[writer] = nil
                 Self.note(writer, read: version, of: id, in: &state)
             }

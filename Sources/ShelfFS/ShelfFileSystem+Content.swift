@@ -189,10 +189,9 @@ extension ShelfFileSystem {
         kernel.staleAttributes.markStale(inode)
         switch key {
         case .item, .newItemFile:
-            if case .item(let id) = key { saves.served.wrote(id, by: writer()) }
             // Writes land among the bytes the file has: a placeholder gets them first.
             if let id = placeholder(inode) { try downloadNow(id) }
-            try saves.apply(.write(offset: Int(offset), data: data, appending: appending), to: inode, key: key)
+            try saves.apply(.write(offset: Int(offset), data: data, appending: appending), to: inode, key: key, by: writer())
             return data.count
         case .plain(let path):
             let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: true)

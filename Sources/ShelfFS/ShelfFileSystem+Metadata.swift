@@ -38,8 +38,7 @@ extension ShelfFileSystem {
             // A size change truncates or extends what the file shows, saved like a write.
             if let size = changes.size {
                 if let id = placeholder(inode) { try downloadNow(id) }
-                if case .item(let id) = key { saves.served.wrote(id, by: writer()) }
-                try saves.apply(.resize(Int(size)), to: inode, key: key)
+                try saves.apply(.resize(Int(size)), to: inode, key: key, by: writer())
             }
             // Mode bits and the modification time are the item's (rsync -a, cp -p, tar keep
             // them); the access time is kept apart while the mount runs (``ItemAccessTimes``).

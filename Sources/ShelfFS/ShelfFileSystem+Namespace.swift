@@ -199,8 +199,7 @@ extension ShelfFileSystem {
             case (.item(let id), false):
                 try releaseItem(id, to: to, replacing: target)
             case (.plain, true):
-                if case .item(let id)? = target { saves.served.wrote(id, by: renamer()) }
-                try adoptPlainFile(from: from, to: to, replacing: target)
+                try adoptPlainFile(from: from, to: to, replacing: target, by: renamer())
             case (.plain, false):
                 // Two names of one file: rename does nothing, as POSIX has it.
                 if target != nil, let source = try? plain.status(from), let other = try? plain.status(to),
@@ -287,7 +286,7 @@ extension ShelfFileSystem {
     ///
     /// An atomic save is committed in the background like a writer's close (the rename does not
     /// wait for the store); a new or returning item is committed here, since it changes names.
-    private func adoptPlainFile(from: MountPath, to: MountPath, replacing target: NodeKey?) throws {
+    private func adoptPlainFile(from: MountPath, to: MountPath, replacing target: NodeKey?, by renamer: ProcessID?) throws {
         guard !plain.isDirectory(from) else { throw Errno.notPermitted }
         // Never read into memory: bytes over the limit stay the plain file they are.
         guard try plain.status(from).st_size <= TooLargeFiles.largestItemFile else {
@@ -302,13 +301,14 @@ extension ShelfFileSystem {
         if let tempInode { descriptors.forget(tempInode) }
         var moved = false
         if case .item(let id) = target, let tempInode, index.summary(id: id)?.isPlaceholder == false {
-            moved = try saves.adoptRenamed(bytes, from: plain.realPath(from), as: tempInode, into: id, carrying: metadata)
+            moved = try saves.adoptRenamed(bytes, from: plain.realPath(from), as: tempInode, into: id, by: renamer,
+                                           carrying: metadata)
         } else {
             let destination: ItemCommitter.Target
             var replacedInode: (inode: UInt64, modified: Date)?
             switch target {
             case .item(let id):
-                destination = .existing(id, readFrom: saves.served.readFrom(id))
+                destination = .existing(id, readFrom: saves.served.readFrom(id, by: [renamer]))
                 if let inode = inodes.kernelInode(for: .item(id)) {
                     replacedInode = (inode, index.summary(id: id)?.modified ?? Date())
                 }
@@ -319,10 +319,12 @@ extension ShelfFileSystem {
                 try folders.ensure(to.parent)
                 destination = .new(at: to)
             }
-            let outcome = try saves.commitRenamed(bytes, at: to, into: destination, carrying: metadata, as: tempInode)
+            let outcome = try saves.commitRenamed(bytes, at: to, into: destination, by: renamer, carrying: metadata,
+                                                  as: tempInode)
             if let replacedInode, let file = outcome.replaced {
-                saves.buffers.freeze(replacedInode.inode, bytes: Array(file.content), version: file.version,
-                                     modified: replacedInode.modified)
+                // It showed that version up to the rename, whatever the index says since.
+                _ = saves.buffers.freeze(replacedInode.inode, bytes: Array(file.content), version: file.version,
+                                         modified: replacedInode.modified) { true }
             }
             // From now on its reads and writes are the item's (a program may still write the
             // temp file it renamed: those writes are saved into the item).

@@ -43,10 +43,11 @@ import Synchronization
 /// 3. The store's writer (`LibraryStore.write`). Inside a transaction no mount lock above is
 ///    ever taken, and nothing waits for the mount: sync asks which items are busy before its
 ///    transaction (``busyItems()``). Debug builds assert both.
-/// 4. Short locks, each a leaf held for memory work only and never while waiting for anything:
-///    a buffer's state, the buffer table, item index, inode table, descriptors, served
-///    versions, recent saves, recent unlinks (read inside a save's transaction), items' access
-///    times and owners, the kernel cache's queue, the log of repeated failures.
+/// 4. Short locks, each a leaf held for memory work only and never while waiting for anything
+///    (but the buffer table, which reads the item index inside it: ``ItemBuffers/freeze``): a
+///    buffer's state, the buffer table, item index, inode table, descriptors, served versions,
+///    recent saves, recent unlinks (read inside a save's transaction), items' access times and
+///    owners, the kernel cache's queue, the log of repeated failures.
 ///
 /// Reads, writes and saves of existing items never take `namespaceLock`, so readers and
 /// writers of different files never queue behind one another; a namespace change saves the

@@ -375,8 +375,7 @@ import ShelfStore
         _ = try poll()
         let editor: ProcessID = 4242
         _ = try fs.read(plan, offset: 0, size: 1 << 20, for: editor)
-        fs.saves.served.wrote(shown.item.id, by: editor)
-        #expect(fs.saves.served.readFrom(shown.item.id) == [shown.version])
+        #expect(fs.saves.served.readFrom(shown.item.id, by: [editor]) == [shown.version])
     }
 
     /// A listing made before a change from elsewhere hands the kernel the changed name alone,

@@ -15,45 +15,38 @@ import ShelfModel
         served.served(note, version: 1, to: editor)
         served.served(note, version: 2, to: checker)
         served.served(note, version: 3, to: editor)
-        served.wrote(note, by: editor)
-        #expect(served.readFrom(note, startedFrom: 3) == [3, 1, 3])
+        #expect(served.readFrom(note, by: [editor], startedFrom: 3) == [3, 1, 3])
     }
 
     @Test func aWriterThatReadNothingHereMayHaveReadAnythingServedOldestFirst() {
         served.served(note, version: 2, to: checker)
         served.served(note, version: 1, to: checker)
-        served.wrote(note, by: editor)
-        #expect(served.readFrom(note, startedFrom: 3) == [1, 2, 3])
+        #expect(served.readFrom(note, by: [editor], startedFrom: 3) == [1, 2, 3])
     }
 
-    @Test func twoWritersSinceTheLastSaveCountAsNotKnown() {
+    @Test func twoWritersOfTheBytesCountAsNotKnown() {
         served.served(note, version: 1, to: editor)
         served.served(note, version: 2, to: checker)
-        served.wrote(note, by: editor)
-        served.wrote(note, by: checker)
-        #expect(served.readFrom(note) == [1, 2])
+        #expect(served.readFrom(note, by: [editor, checker]) == [1, 2])
+        #expect(served.readFrom(note, by: [nil]) == [1, 2])
     }
 
     @Test func aSaveStartsItsWriterAgainFromWhatItSaved() {
         served.served(note, version: 1, to: editor)
-        served.wrote(note, by: editor)
-        served.saved(note, version: 4, startsAgain: true)
-        served.wrote(note, by: editor)
-        #expect(served.readFrom(note) == [4])
+        served.saved(note, version: 4, by: [editor], startsAgain: true)
+        #expect(served.readFrom(note, by: [editor]) == [4])
     }
 
     @Test func aFilledPlaceholderStandsForTheVersionItsReadersGot() {
         served.served(note, version: 5, to: editor)  // a placeholder: its version holds no bytes
         served.filled(note, version: 6)
-        served.wrote(note, by: editor)
-        #expect(served.readFrom(note) == [6])
+        #expect(served.readFrom(note, by: [editor]) == [6])
     }
 
     /// A reader served the fetched bytes just before the fill may be noted just after it.
     @Test func aReadOfAPlaceholderNotedAfterItsFillStandsForTheFill() {
         served.filled(note, version: 6)
         served.served(note, version: 5, to: editor)
-        served.wrote(note, by: editor)
-        #expect(served.readFrom(note) == [6])
+        #expect(served.readFrom(note, by: [editor]) == [6])
     }
 }

@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+import ShelfModel
+import ShelfStore
+@testable import ShelfFS
+
+/// A save and what runs beside it: a writer that goes on writing while its bytes commit, and
+/// the change follower reading the index just before a save moves it on. Both once lost an
+/// append (or kept a false conflict copy) in `scripts/soak`'s walks of appends.
+@Suite struct SaveRaceTests {
+    let library: MountableLibrary
+    let fs: ShelfFileSystem
+
+    init() throws {
+        library = try MountableLibrary()
+        try library.addNote()
+        fs = try ShelfFileSystem(store: library.store)
+    }
+
+    private func planInode() throws -> UInt64 {
+        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode.rawValue
+        return try fs.lookup(parent: notes, name: "Plan.md").attributes.inode.rawValue
+    }
+
+    private func readFile(_ inode: UInt64) throws -> String {
+        String(decoding: try fs.read(inode, offset: 0, size: 1 << 20), as: UTF8.self)
+    }
+
+    private func conflictCopies() throws -> [String] {
+        try library.store.summaries(kind: .note).map(\.path).filter { $0.contains("(conflict ") }
+    }
+
+    /// The follower read the index (the version before a save), then the store (the save's
+    /// version); by the time it keeps what the file shows, the save is published. Keeping the
+    /// older version then would have the file show it, and the writer's next append land on it.
+    @Test func keepingAVersionASaveHasPassedKeepsNothing() throws {
+        let plan = try planInode()
+        let before = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        let writer: ProcessID = 4242
+        _ = try fs.read(plan, offset: 0, size: 1 << 20, for: writer)
+        _ = try fs.write(plan, offset: 0, data: Array("One.\n".utf8), appending: true, by: writer)
+        try fs.saves.save(plan)
+        let saved = try #require(try library.store.record(id: before.item.id))
+        #expect(saved.version > before.version)
+
+        #expect(try fs.saves.keepShown(plan, version: before.version) == false)
+        #expect(fs.saves.buffers.buffer(of: plan) == nil, "the file holds no bytes of an older version")
+        #expect(try readFile(plan) == saved.text)
+
+        _ = try fs.write(plan, offset: 0, data: Array("Two.\n".utf8), appending: true, by: writer)
+        try fs.saves.save(plan)
+        #expect(try library.store.record(id: before.item.id)?.text == before.text + "One.\nTwo.\n")
+        #expect(try conflictCopies().isEmpty)
+    }
+
+    /// A version still shown is kept: the follower's ordinary case.
+    @Test func keepingTheVersionShownHoldsItsBytes() throws {
+        let plan = try planInode()
+        let shown = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        #expect(try fs.saves.keepShown(plan, version: shown.version))
+        #expect(fs.saves.buffers.buffer(of: plan)?.isDirty == false)
+        #expect(try readFile(plan) == shown.text)
+    }
+
+    /// Writes that arrive while a save commits stay unsaved on top of it, and their writer is
+    /// the next save's writer: its last read is the version just saved, so the next save is
+    /// made from it and keeps no conflict copy.
+    @Test func aWriterWritingWhileItsSaveCommitsIsTheNextSavesWriter() throws {
+        let buffers = ItemBuffers(journal: try SaveJournal(library: library.store.folder))
+        let writer: ProcessID = 4242
+        let inode: UInt64 = 77
+        func append(_ text: String) throws {
+            try buffers.apply(.write(offset: 0, data: Array(text.utf8), appending: true), to: inode, by: writer,
+                              start: { (Array("Start.\n".utf8), 1) }, target: { .item(ItemID("note"), baseVersion: $0) })
+        }
+        try append("One.\n")
+        let buffer = try #require(buffers.buffer(of: inode))
+        var committed: [Set<ProcessID?>] = []
+        _ = try buffer.saveIfDirty(largest: 1 << 20, setAside: nil) { unsaved in
+            committed.append(unsaved.writers)
+            try append("Two.\n")  // the writer goes on while the bytes commit
+            return ItemBuffer.Saved(version: 2, nextTarget: .item(ItemID("note"), baseVersion: 2))
+        }
+        #expect(buffer.isDirty)
+        _ = try buffer.saveIfDirty(largest: 1 << 20, setAside: nil) { unsaved in
+            committed.append(unsaved.writers)
+            #expect(unsaved.baseVersion == 2)
+            #expect(String(decoding: unsaved.bytes, as: UTF8.self) == "Start.\nOne.\nTwo.\n")
+            return ItemBuffer.Saved(version: 3, nextTarget: nil)
+        }
+        #expect(committed == [[writer], [writer]])
+        #expect(!buffer.isDirty)
+
+        let served = ServedVersions()
+        let note = ItemID("note")
+        served.served(note, version: 1, to: writer)
+        served.saved(note, version: 2, by: committed[0], startsAgain: true)
+        #expect(served.readFrom(note, by: committed[1], startedFrom: 2) == [2, 2])
+    }
+}
