@@ -38,8 +38,9 @@ public final class CloseWatcher: @unchecked Sendable {
     private var handler: Handler?
     private var mountpoint: String?
     private let worker = WorkerThread(name: "FuseKit.CloseWatcher")
-    /// The write end of the pipe that wakes the thread when folders are queued or on stop.
-    private var wakeDescriptor: Int32 = -1
+    /// The inotify queue the thread reads while it runs; waking it picks up queued folders and
+    /// drains, and ends it on stop.
+    private var queue: InotifyQueue?
     /// ``drain(timeout:)`` tickets: the last one asked for, and the last one whose events were
     /// delivered.
     private var drainAsked: UInt64 = 0
@@ -58,7 +59,7 @@ public final class CloseWatcher: @unchecked Sendable {
         condition.withLock {
             guard !worker.isStopping else { return }
             pendingFolders.append(folder)
-            wake()
+            queue?.wakeUp()
         }
     }
 
@@ -72,7 +73,7 @@ public final class CloseWatcher: @unchecked Sendable {
             guard worker.isServing else { return false }
             drainAsked += 1
             let ticket = drainAsked
-            wake()
+            queue?.wakeUp()
             while drainDone < ticket {
                 guard condition.wait(until: deadline), !worker.isStopping else { return false }
             }
@@ -82,20 +83,19 @@ public final class CloseWatcher: @unchecked Sendable {
 
     /// Starts the thread; called by the session once the kernel is connected to `mountpoint`.
     package func connect(mountpoint: String) {
-        let wakeUp = condition.withLock { () -> Int32? in
-            guard !worker.isStopping, !worker.isRunning, wakeDescriptor < 0 else { return nil }
-            self.mountpoint = mountpoint
-            var pipeEnds: [Int32] = [-1, -1]
-            guard pipe(&pipeEnds) == 0 else {
-                fuseKitLogger.error("close watcher: no pipe (\(Errno(errno))); closes are not reported")
+        let queue = condition.withLock { () -> InotifyQueue? in
+            guard !worker.isStopping, !worker.isRunning, self.queue == nil else { return nil }
+            do {
+                self.queue = try InotifyQueue()
+            } catch {
+                fuseKitLogger.error("close watcher: \(error); closes are not reported, saves wait for a pause in writing")
                 return nil
             }
-            for end in pipeEnds { _ = fcntl(end, F_SETFL, O_NONBLOCK); _ = fcntl(end, F_SETFD, FD_CLOEXEC) }
-            wakeDescriptor = pipeEnds[1]
-            return pipeEnds[0]
+            self.mountpoint = mountpoint
+            return self.queue
         }
-        guard let wakeUp, !worker.start({ [self] in watchUntilStopped(wakeUp: wakeUp) }) else { return }
-        condition.withLock { closePipe(readEnd: wakeUp) }  // stopped meanwhile
+        guard let queue, !worker.start({ [self] in watchUntilStopped(queue) }) else { return }
+        condition.withLock { letGo() }  // stopped meanwhile
     }
 
     /// Stops the thread and waits (at most `timeout`) for it to end. A thread still adding a
@@ -104,47 +104,27 @@ public final class CloseWatcher: @unchecked Sendable {
         worker.stop(within: timeout) {
             condition.withLock {
                 pendingFolders.removeAll()
-                wake()
+                queue?.wakeUp()
                 condition.broadcast()
             }
         }
     }
 
-    /// Closes both ends of the wake pipe. Called with `condition` held.
-    private func closePipe(readEnd: Int32) {
-        close(readEnd)
-        close(wakeDescriptor)
-        wakeDescriptor = -1
+    /// Lets go of the queue (its descriptors close with it). Called with `condition` held.
+    private func letGo() {
+        queue = nil
         condition.broadcast()
     }
 
-    /// Called with `condition` held.
-    private func wake() {
-        guard wakeDescriptor >= 0 else { return }
-        var byte: UInt8 = 1
-        _ = Glibc.write(wakeDescriptor, &byte, 1)
-    }
-
-    private func watchUntilStopped(wakeUp: Int32) {
-        let inotify = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
-        if inotify < 0 { fuseKitLogger.error("close watcher: inotify_init1 failed: \(Errno(errno))") }
+    private func watchUntilStopped(_ queue: InotifyQueue) {
         var folders: [Int32: Inode] = [:]
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
         while let (mountpoint, newFolders, handler, drainTicket) = nextRound() {
-            if inotify >= 0 {
-                for folder in newFolders {
-                    if let inode = addWatch(inotify, mountpoint, folder, into: &folders) { handler?(.watching(folder: inode)) }
-                }
+            for folder in newFolders {
+                if let inode = addWatch(queue, mountpoint, folder, into: &folders) { handler?(.watching(folder: inode)) }
             }
-            var descriptors = [pollfd(fd: wakeUp, events: Int16(POLLIN), revents: 0),
-                               pollfd(fd: inotify, events: Int16(POLLIN), revents: 0)]
-            // A drain asked for is answered without waiting: the reads below take what is queued.
-            let wait: Int32 = drainTicket == nil ? -1 : 0
-            guard poll(&descriptors, inotify >= 0 ? 2 : 1, wait) >= 0 || errno == EINTR else { break }
-            if descriptors[0].revents != 0 { emptyPipe(wakeUp) }
-            if inotify >= 0, descriptors[1].revents != 0 || drainTicket != nil {
-                for event in readEvents(inotify, into: &buffer, folders: &folders) { handler?(event) }
-            }
+            // A drain asked for is answered without waiting: the read below takes what is queued.
+            if drainTicket == nil { _ = queue.wait(timeout: nil) }
+            for event in decode(queue.readEvents(), folders: &folders) { handler?(event) }
             if let drainTicket {
                 condition.withLock {
                     drainDone = max(drainDone, drainTicket)
@@ -152,8 +132,7 @@ public final class CloseWatcher: @unchecked Sendable {
                 }
             }
         }
-        if inotify >= 0 { close(inotify) }
-        condition.withLock { closePipe(readEnd: wakeUp) }
+        condition.withLock { letGo() }
     }
 
     /// The folders queued since the last round, the current handler, and the drain ticket to
@@ -167,56 +146,46 @@ public final class CloseWatcher: @unchecked Sendable {
     }
 
     /// Adds a watch on `folder`; returns its inode, or nil if it could not be watched.
-    private func addWatch(_ inotify: Int32, _ mountpoint: String, _ folder: String,
+    private func addWatch(_ queue: InotifyQueue, _ mountpoint: String, _ folder: String,
                           into folders: inout [Int32: Inode]) -> Inode? {
         let path = folder.isEmpty ? mountpoint : mountpoint + "/" + folder
         let mask = UInt32(IN_CLOSE_WRITE) | UInt32(IN_ONLYDIR) | UInt32(IN_EXCL_UNLINK)
         // A folder queued by the `mkdir` that makes it may not be visible yet: the reply is
         // still on its way to the kernel. Wait for it a little (1 ms, doubling, 255 ms at most).
-        var watch = inotify_add_watch(inotify, path, mask)
+        var added = queue.addWatch(path, mask: mask)
         var pause: UInt32 = 1000
-        while watch < 0, errno == ENOENT, pause <= 128_000 {
+        while case .failure(let error) = added, error.code == ENOENT, pause <= 128_000 {
             usleep(pause)
             pause *= 2
-            watch = inotify_add_watch(inotify, path, mask)
+            added = queue.addWatch(path, mask: mask)
         }
         var info = stat()
-        guard watch >= 0, stat(path, &info) == 0 else {
+        let watch: Int32
+        switch added {
+        case .success(let added): watch = added
+        case .failure(let error):
             // Gone again before its watch (a folder made and removed at once) is no error.
-            if errno != ENOENT { fuseKitLogger.warning("close watcher: cannot watch \(path): \(Errno(errno))") }
+            if error.code != ENOENT { fuseKitLogger.warning("close watcher: \(error)") }
+            return nil
+        }
+        guard stat(path, &info) == 0 else {
+            if errno != ENOENT { fuseKitLogger.warning("close watcher: cannot look up \(path): \(Errno(errno))") }
             return nil
         }
         folders[watch] = Inode(UInt64(info.st_ino))
         return folders[watch]
     }
 
-    /// Decodes every queued `inotify_event` into what it means for the filesystem.
-    private func readEvents(_ inotify: Int32, into buffer: inout [UInt8], folders: inout [Int32: Inode]) -> [Event] {
-        var events: [Event] = []
-        while true {
-            let count = buffer.withUnsafeMutableBytes { Glibc.read(inotify, $0.baseAddress, $0.count) }
-            guard count > 0 else { return events }
-            buffer.withUnsafeBytes { raw in
-                var offset = 0
-                while offset + MemoryLayout<inotify_event>.size <= count {
-                    let header = raw.loadUnaligned(fromByteOffset: offset, as: inotify_event.self)
-                    let nameStart = offset + MemoryLayout<inotify_event>.size
-                    offset = nameStart + Int(header.len)
-                    if header.mask & UInt32(IN_Q_OVERFLOW) != 0 {
-                        events.append(.eventsLost)
-                    } else if header.mask & UInt32(IN_IGNORED) != 0 {
-                        folders[header.wd] = nil
-                    } else if header.mask & UInt32(IN_CLOSE_WRITE) != 0, let parent = folders[header.wd] {
-                        let nameBytes = raw[nameStart..<min(offset, count)].prefix { $0 != 0 }
-                        events.append(.closed(parent: parent, name: String(decoding: nameBytes, as: UTF8.self)))
-                    }
-                }
+    /// What each inotify event means for the filesystem.
+    private func decode(_ events: [InotifyQueue.Event], folders: inout [Int32: Inode]) -> [Event] {
+        events.compactMap { event in
+            if event.isOverflow { return .eventsLost }
+            if event.endsWatch {
+                folders[event.watch] = nil
+                return nil
             }
+            guard event.mask & UInt32(IN_CLOSE_WRITE) != 0, let parent = folders[event.watch] else { return nil }
+            return .closed(parent: parent, name: event.name)
         }
-    }
-
-    private func emptyPipe(_ descriptor: Int32) {
-        var bytes = [UInt8](repeating: 0, count: 64)
-        while bytes.withUnsafeMutableBytes({ Glibc.read(descriptor, $0.baseAddress, $0.count) }) > 0 {}
     }
 }
