@@ -25,7 +25,7 @@ extension ShelfFileSystem {
         }
         var unknown: String?
         if let device {
-            do { held.formUnion(try KernelFileLocks.lockedInodes(onDevice: device)) } catch { unknown = "\(error)" }
+            do { held.formUnion(try KernelFileLocks.lockedInodes(onDevice: device, table: lockTable)) } catch { unknown = "\(error)" }
         }
         return ItemsInUse(Set(held.compactMap { inode in
             if case .item(let id)? = inodes.key(of: inode) { id } else { nil }

@@ -5,6 +5,7 @@ import Logging
 import ShelfModel
 import ShelfMarkdown
 import ShelfStore
+import ShelfSystem
 import Synchronization
 
 /// The filesystem a Shelf library shows: item files generated from the store, everything else
@@ -85,8 +86,11 @@ final class ShelfFileSystem: SyncedMount {
     /// The process behind each request's thread, so a save is merged against what its own
     /// writer read (``ServedVersions``).
     let processes = RequestProcesses()
-    /// The mount's device number, for finding its files in `/proc/locks`; learnt on first need.
+    /// The mount's device number, for finding its files in the kernel's lock table; learnt on
+    /// first need.
     let mountDevice = Mutex<dev_t?>(nil)
+    /// The kernel's lock table (``KernelFileLocks/table``; tests name one that cannot be read).
+    let lockTable: String
     /// When each item was last read through the mount: a cache budget evicts the oldest first.
     let lastReads = Mutex<[ItemID: Date]>([:])
     /// The change-feed position the index was loaded at: following starts there.
@@ -97,8 +101,9 @@ final class ShelfFileSystem: SyncedMount {
     /// `sync`: the engine of a library linked to a cloud, which fills placeholders on first
     /// read (a reader waits at most `downloadTimeout`) and reports to `/.shelf/sync.json`.
     init(store: LibraryStore, idleSaveDelay: TimeInterval = 1, sync: (any MountSync)? = nil,
-         downloadTimeout: Duration = .seconds(10)) throws {
+         downloadTimeout: Duration = .seconds(10), lockTable: String = KernelFileLocks.table) throws {
         self.store = store
+        self.lockTable = lockTable
         announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
         plain = try PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)

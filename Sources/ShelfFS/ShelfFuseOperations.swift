@@ -30,11 +30,12 @@ public final class ShelfFuseOperations: FuseOperations {
     /// `sync`: the engine of a library linked to a cloud (nil otherwise). Placeholders are
     /// filled through it — a reader waits at most `downloadTimeout`, then gets `EIO` — and it
     /// learns which files programs hold (their cloud changes wait; they are never evicted) and
-    /// which were read last (the cache budget evicts the others first).
+    /// which were read last (the cache budget evicts the others first). `lockTable`: where the
+    /// kernel lists file locks (tests name another).
     public init(store: LibraryStore, idleSaveDelay: TimeInterval = 1, sync: (any MountSync)? = nil,
-                downloadTimeout: Duration = .seconds(10)) throws {
+                downloadTimeout: Duration = .seconds(10), lockTable: String = KernelFileLocks.table) throws {
         fileSystem = try ShelfFileSystem(store: store, idleSaveDelay: idleSaveDelay, sync: sync,
-                                         downloadTimeout: downloadTimeout)
+                                         downloadTimeout: downloadTimeout, lockTable: lockTable)
         syncEngine = sync
         failedDownloads = RepeatedFailures(logger: fileSystem.logger)
         sync?.serve(fileSystem)

@@ -6,9 +6,12 @@ import Glibc
 /// locks, not the mount (FUSE passes them on only when asked to), so this is the one place a
 /// mount can learn that an editor or a script holds one of its files.
 public enum KernelFileLocks {
+    /// Where the kernel lists them.
+    public static let table = "/proc/locks"
+
     /// The inode numbers on `device` that some process holds a lock on (or waits for). Throws
     /// ``Unreadable`` when `table` cannot be read: then no file may be taken as unlocked.
-    public static func lockedInodes(onDevice device: dev_t, table path: String = "/proc/locks") throws -> Set<UInt64> {
+    public static func lockedInodes(onDevice device: dev_t, table path: String = table) throws -> Set<UInt64> {
         let table: String
         do {
             table = try String(contentsOfFile: path, encoding: .utf8)

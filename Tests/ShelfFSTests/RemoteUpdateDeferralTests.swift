@@ -9,23 +9,41 @@ import ShelfStore
 
 /// Sync never writes over a file a program is writing through the mount: a change from the
 /// cloud waits while the file has unsaved bytes — the status says so — and merges with them
-/// once they are saved.
+/// once they are saved. When the mount cannot tell which files are locked, every change waits.
 @Suite(.serialized) struct RemoteUpdateDeferralTests {
-    @Test func unsavedWritesThroughTheMountHoldARemoteUpdateBack() throws {
-        let folder = try TemporaryFolder()
-        let shared = FolderCloud(folder: folder.child("cloud"))
-        let a = try LibraryStore.create(at: folder.child("a"))
-        let note = try a.insert(.note(Note(title: "Shared", content: "line one\nline two\n")))
-        try SyncEngine.link(a, to: shared, deviceName: "a")
-        let engineA = SyncEngine(store: a, cloud: shared)
-        try engineA.sync()
+    let folder: TemporaryFolder
+    let a: LibraryStore
+    let engineA: SyncEngine
+    let note: ItemRecord
+    let b: MountableLibrary
+    let engineB: SyncEngine
 
-        let b = try MountableLibrary()
+    /// Device A with a shared note; device B mounted, with the note downloaded.
+    init() throws {
+        folder = try TemporaryFolder()
+        let shared = FolderCloud(folder: folder.child("cloud"))
+        a = try LibraryStore.create(at: folder.child("a"))
+        note = try a.insert(.note(Note(title: "Shared", content: "line one\nline two\n")))
+        try SyncEngine.link(a, to: shared, deviceName: "a")
+        engineA = SyncEngine(store: a, cloud: shared)
+        try engineA.sync()
+        b = try MountableLibrary()
         try SyncEngine.link(b.store, to: shared, deviceName: "b")
-        let engineB = SyncEngine(store: b.store, cloud: shared)
+        engineB = SyncEngine(store: b.store, cloud: shared)
         try engineB.sync()
         try engineB.download(note.item.id)
+    }
 
+    /// A changes the note's first line and pushes it.
+    private func changeOnA(_ firstLine: String) throws {
+        let item = try #require(try a.record(id: note.item.id)).item
+        var changed = try #require({ if case .note(let note) = item { note } else { nil } }())
+        changed.content = changed.content.replacingOccurrences(of: "line one\n", with: firstLine + "\n")
+        try a.update(.note(changed))
+        try engineA.sync()
+    }
+
+    @Test func unsavedWritesThroughTheMountHoldARemoteUpdateBack() throws {
         try b.withMount(sync: engineB) { mount in
             let path = mount.path(note.path)
             let original = try mount.text(note.path)
@@ -44,11 +62,7 @@ import ShelfStore
             #expect(writer.waitUntilAsleep(), "the writer wrote and waits to close")
             #expect(eventually(within: .seconds(10)) { b.hasUnsavedBytes() }, "the mount holds the bytes unsaved")
 
-            let item = try #require(try a.record(id: note.item.id)).item
-            var changed = try #require({ if case .note(let note) = item { note } else { nil } }())
-            changed.content = "line ONE from a\nline two\n"
-            try a.update(.note(changed))
-            try engineA.sync()
+            try changeOnA("line ONE from a")
 
             // B pulls a's change and holds it back, and says so.
             try engineB.sync()
@@ -66,6 +80,27 @@ import ShelfStore
             let merged = try #require(try b.store.record(id: note.item.id)?.text)
             #expect(merged.contains("line ONE from a\n") && merged.contains("line three from b\n"), "\(merged)")
             #expect(eventually(within: .seconds(10)) { (try? mount.text(note.path)) == merged })
+        }
+    }
+
+    /// The kernel's lock table cannot be read (here: named where no file is yet), so any file
+    /// may be locked: A's change waits, the status says why, and the mount keeps showing the
+    /// old bytes. Once the table can be read (and lists no lock), the change goes through.
+    @Test func anUnreadableLockTableHoldsEveryRemoteUpdateBack() throws {
+        let lockTable = folder.child("locks").path
+        try b.withMount(sync: engineB, lockTable: lockTable) { mount in
+            let original = try mount.text(note.path)
+            try changeOnA("line ONE from a")
+            try engineB.sync()
+            let waiting = try #require(try engineB.status()?.waiting, "nothing is said to wait")
+            #expect(waiting.contains("cannot be read"), "\(waiting)")
+            #expect(try b.store.record(id: note.item.id)?.text.contains("line one\n") == true, "a change went through unchecked")
+            #expect(try mount.text(note.path) == original)
+
+            #expect(FileManager.default.createFile(atPath: lockTable, contents: Data()))
+            try engineB.sync()
+            #expect(try engineB.status()?.waiting == nil)
+            #expect(eventually(within: .seconds(10)) { (try? mount.text(note.path))?.contains("line ONE from a\n") == true })
         }
     }
 }

@@ -5,6 +5,7 @@ import TestSupport
 import ShelfModel
 import ShelfStore
 import ShelfSync
+import ShelfSystem
 @testable import ShelfFS
 
 /// A test library (TestSupport's ``TestLibrary``) that tests mount.
@@ -16,10 +17,12 @@ final class MountableLibrary: TestLibrary, @unchecked Sendable {
     /// `idleSaveDelay`: long by default, so that only a writer's close (or `fsync`) saves in time
     /// for the test's checks, which is what the tests mean to show. `sync`: the engine of a
     /// linked library, which fills placeholders. `allowOther`: as `shelf mount --allow-other`.
+    /// `lockTable`: where the mount reads the kernel's file locks.
     func withMount<T>(idleSaveDelay: TimeInterval = 60, sync: SyncEngine? = nil, downloadTimeout: Duration = .seconds(10),
-                      allowOther: Bool = false, _ body: (TestMount) throws -> T) throws -> T {
+                      allowOther: Bool = false, lockTable: String = KernelFileLocks.table,
+                      _ body: (TestMount) throws -> T) throws -> T {
         let operations = try ShelfFuseOperations(store: store, idleSaveDelay: idleSaveDelay, sync: sync,
-                                                 downloadTimeout: downloadTimeout)
+                                                 downloadTimeout: downloadTimeout, lockTable: lockTable)
         mounted.withLock { $0 = operations }
         defer { mounted.withLock { $0 = nil } }
         if allowOther { try operations.letOtherUsersIn() }
