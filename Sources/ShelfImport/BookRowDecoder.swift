@@ -21,7 +21,7 @@ public struct ImportProblem: Error, Hashable, Sendable, CustomStringConvertible 
     public var description: String { (file.map { "\($0) " } ?? "") + (line > 0 ? "line \(line): " : "") + message }
 }
 
-/// Turns the records of one CSV file into `ImportedBook`s, by a column map resolved against
+/// Turns the records of one CSV file into `CatalogueRow`s, by a column map resolved against
 /// the file's header once.
 struct BookRowDecoder {
     /// What one header column feeds.
@@ -86,12 +86,12 @@ struct BookRowDecoder {
     }
 
     /// The book `record` describes, or the problem that keeps it out.
-    func decode(_ record: CSVRecord) -> Result<ImportedBook, ImportProblem> {
+    func decode(_ record: CSVRecord) -> Result<CatalogueRow, ImportProblem> {
         guard record.cells.count <= header.count || record.cells[header.count...].allSatisfy(CellValues.isBlank) else {
             return .failure(ImportProblem(line: record.line, message: "the row has \(record.cells.count) cells but the header has \(header.count); a cell holding a comma is probably missing its quotes"))
         }
         func cell(_ index: Int) -> String { index < record.cells.count ? record.cells[index] : "" }
-        var book = ImportedBook(sourceID: "", hasOwnID: false, title: "")
+        var book = CatalogueRow(line: record.line, sourceID: "", hasOwnID: false, title: "")
         var filled = Set<BookField>()
         var problems: [String] = []
         var consumed = Set<Int>()
@@ -124,7 +124,7 @@ struct BookRowDecoder {
     }
 }
 
-extension ImportedBook {
+extension CatalogueRow {
     /// Parses `text` into `field` (for `sourceID`: the export's own id, without the format
     /// prefix). Returns false when the text is kept as a property instead — an ISBN column
     /// holding something else (StoryGraph's own UIDs), or a status word Shelf does not know

@@ -86,10 +86,11 @@ public struct Importer: Sendable {
     /// all (nothing is written then); bad rows are skipped and listed in the summary.
     public func importFile(_ file: URL, into store: LibraryStore,
                            progress: (ImportProgress) -> Void = { _ in }) throws -> ImportSummary {
+        let source = SourceFile(file)
         let highlightFormat: ImportFormat? = if let format {
             Self.highlightFormats.contains(format) ? format : nil
         } else {
-            HighlightSourceDetector.format(of: file)
+            HighlightSourceDetector.format(of: source)
         }
         if format == .markdown || (highlightFormat == nil && MarkdownFolderImport.isFolder(file)) {
             if let assignment = columnMap.assignments.first {
@@ -102,21 +103,17 @@ public struct Importer: Sendable {
             if let assignment = columnMap.assignments.first {
                 throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "\(highlightFormat.rawValue) imports have no columns to map")
             }
-            return try HighlightImport.run(try Self.read(file, as: highlightFormat), format: highlightFormat,
-                                           into: store, progress: progress)
+            return try ReadingImport.run(try Self.read(source, as: highlightFormat), format: highlightFormat,
+                                         into: store, progress: progress)
         }
-        let data = try SourceText.load(file)
-        if let clippings = try clippingsText(data, path: file.path) {
+        if let clippings = try clippingsText(source) {
             if let assignment = columnMap.assignments.first {
                 throw ImportError.badMap(argument: "\(assignment.column)=…", reason: "Kindle clippings have no columns to map")
             }
-            return try importClippings(clippings, into: store, progress: progress)
+            return try ReadingImport.run(KindleBook.reading(of: clippings), format: .kindle, into: store, progress: progress)
         }
-        if let kind = SourceText.binaryKind(of: data) {
-            throw ImportError.notCSV(path: file.path, looksLike: kind)
-        }
-        let source = try SourceText(decoding: data, path: file.path)
-        let text = source.text
+        let decoded = try source.text()
+        let text = decoded.text
         if let kind = SourceText.nonCSVKind(of: text) {
             throw ImportError.notCSV(path: file.path, looksLike: kind)
         }
@@ -125,45 +122,30 @@ public struct Importer: Sendable {
         }
         let csvFormat = format ?? ImportFormat.detect(header: table.header, rows: table.records.prefix(50).map(\.cells))
         let decoder = try BookRowDecoder(format: csvFormat, header: table.header, userMap: columnMap)
-        let rows = table.records.map { (line: $0.line, book: decoder.decode($0)) }
-        let index = try BookIndex(store)
-        return try store.write(as: ChangeOrigin(.import)) { writer in
-            var summary = ImportSummary(format: csvFormat)
-            summary.encoding = source.encoding
-            var books = ExistingBooks(writer: writer, index: index)
-            for (done, row) in rows.enumerated() {
-                switch row.book {
-                case .failure(let problem):
-                    summary.skip(problem)
-                case .success(let imported):
-                    // Rows with ids of their own (Goodreads) find their books by that id, else by
-                    // ISBN (a book a highlight import made first), never by title: two books of
-                    // one name in a catalogue stay two.
-                    let match = BookMatch(title: imported.title, author: imported.author, isbn: imported.isbn,
-                                          sourceID: imported.sourceID, matchTitle: !imported.hasOwnID)
-                    try books.apply(match, summary: &summary, at: ImportProblem(line: row.line, message: "")) { book, _ in
-                        (imported.applied(to: book), nil)
-                    }
-                }
-                progress(ImportProgress(done: done + 1, total: rows.count))
+        var reading = SourceReading<CatalogueRow>(encoding: decoded.encoding)
+        for record in table.records {
+            switch decoder.decode(record) {
+            case .success(let row): reading.books.append(row)
+            case .failure(let problem): reading.problems.append(problem)
             }
-            return summary
         }
+        return try ReadingImport.run(reading, format: csvFormat, into: store, progress: progress)
     }
 
     /// The text of `data` when it is to be read as Kindle clippings (`--format kindle`, or
     /// clippings recognised), else nil. Kindles write UTF-8; bytes that are not — a stray
     /// UTF-16 byte order mark, NUL bytes — are damage confined to their entries, so they do
     /// not make the file "binary" and only those entries are skipped.
-    private func clippingsText(_ data: Data, path: String) throws -> SourceText? {
+    private func clippingsText(_ file: SourceFile) throws -> SourceText? {
         guard format == nil || format == .kindle else { return nil }
+        let (data, path) = (try file.data(), file.path)
         let binaryKind = SourceText.binaryKind(of: data)
         if let binaryKind, binaryKind != SourceText.nulBytesKind {
             if format == .kindle { throw ImportError.notCSV(path: path, looksLike: binaryKind) }
             return nil
         }
         // A file that is whole UTF-8, or UTF-16 by its byte order mark, reads as it is.
-        if binaryKind == nil, let decoded = try? SourceText(decoding: data, path: path), decoded.encoding != .windows1252,
+        if binaryKind == nil, let decoded = try? file.text(), decoded.encoding != .windows1252,
            KindleClippings.looksLikeClippings(decoded.text) {
             return decoded
         }
@@ -173,56 +155,15 @@ public struct Importer: Sendable {
         return nil
     }
 
-    /// The formats `HighlightImport` applies, each read by its own reader.
+    /// The highlight sources, each read by its own reader.
     private static let highlightFormats: Set<ImportFormat> = [.kobo, .koreader, .readwise, .calibre]
 
-    private static func read(_ file: URL, as format: ImportFormat) throws -> SourceReading {
+    private static func read(_ file: SourceFile, as format: ImportFormat) throws -> SourceReading<SourceBook> {
         switch format {
-        case .kobo: try KoboReader.read(file)
+        case .kobo: try KoboReader.read(file.url)
         case .koreader: try KOReaderReader.read(file)
-        case .calibre: try CalibreReader.read(file)
+        case .calibre: try CalibreReader.read(file.url)
         default: try ReadwiseReader.read(file)
-        }
-    }
-
-    private func importClippings(_ source: SourceText, into store: LibraryStore,
-                                 progress: (ImportProgress) -> Void) throws -> ImportSummary {
-        let (clippings, problems) = KindleClippings.parse(source.text, garbledLines: source.garbledLines)
-        var byBook: [BookMatchKey: [KindleClipping]] = [:]
-        var bookOrder: [BookMatchKey] = []
-        for clipping in clippings where clipping.kind != .bookmark {
-            let key = BookMatchKey(title: clipping.title, author: clipping.author)
-            if byBook[key] == nil { bookOrder.append(key) }
-            byBook[key, default: []].append(clipping)
-        }
-        let index = bookOrder.isEmpty ? BookIndex() : try BookIndex(store)
-        return try store.write(as: ChangeOrigin(.import)) { writer in
-            var summary = ImportSummary(format: .kindle)
-            summary.encoding = source.encoding
-            problems.forEach { summary.skip($0) }
-            summary.bookmarkLines = clippings.filter { $0.kind == .bookmark }.map(\.line)
-            summary.bookmarks = summary.bookmarkLines.count
-            summary.skipped += summary.bookmarks
-            var books = ExistingBooks(writer: writer, index: index)
-            // Entries: clippings and unreadable ones; bookmarks and those are done already.
-            let total = clippings.count + problems.count
-            var done = total - bookOrder.reduce(0) { $0 + byBook[$1]!.count }
-            for key in bookOrder {
-                let bookClippings = byBook[key]!
-                let first = bookClippings[0]
-                let incoming = KindlePassages.passages(from: bookClippings)
-                let match = BookMatch(title: first.title, author: first.author, isbn: nil,
-                                      sourceID: DerivedSourceID.forBook(title: first.title, author: first.author), matchTitle: true)
-                try books.apply(match, summary: &summary, at: ImportProblem(line: first.line, message: "")) { book, _ in
-                    var book = book
-                    let merged = KindlePassages.merge(incoming, into: book.passages)
-                    book.passages = merged.passages
-                    return (book, merged.changes)
-                }
-                done += bookClippings.count
-                progress(ImportProgress(done: done, total: total))
-            }
-            return summary
         }
     }
 }

@@ -7,6 +7,46 @@ struct PassageChanges: Hashable, Sendable {
     var unchanged = 0
 }
 
+/// One book's clippings from a Kindle, in file order: their passages merge into the book's by
+/// location (``KindlePassages``); the book is otherwise left as it is.
+struct KindleBook: BookFromSource {
+    /// At least one.
+    var clippings: [KindleClipping]
+
+    var match: BookMatch {
+        let first = clippings[0]
+        return BookMatch(title: first.title, author: first.author, isbn: nil,
+                         sourceID: DerivedSourceID.forBook(title: first.title, author: first.author), matchTitle: true)
+    }
+
+    var origin: ImportProblem { ImportProblem(line: clippings[0].line, message: "") }
+
+    var entries: Int { clippings.count }
+
+    func applied(to book: Book, isNew: Bool) -> (book: Book, passages: PassageChanges?) {
+        var book = book
+        let merged = KindlePassages.merge(KindlePassages.passages(from: clippings), into: book.passages)
+        book.passages = merged.passages
+        return (book, merged.changes)
+    }
+
+    /// What a clippings file holds: its books (clippings grouped by title and author, in the
+    /// order each first appears), its bookmarks and the entries it could not read.
+    static func reading(of source: SourceText) -> SourceReading<KindleBook> {
+        let (clippings, problems) = KindleClippings.parse(source.text, garbledLines: source.garbledLines)
+        var byBook: [BookMatchKey: [KindleClipping]] = [:]
+        var bookOrder: [BookMatchKey] = []
+        for clipping in clippings where clipping.kind != .bookmark {
+            let key = BookMatchKey(title: clipping.title, author: clipping.author)
+            if byBook[key] == nil { bookOrder.append(key) }
+            byBook[key, default: []].append(clipping)
+        }
+        let bookmarkLines = clippings.filter { $0.kind == .bookmark }.map(\.line)
+        return SourceReading(books: bookOrder.map { KindleBook(clippings: byBook[$0]!) }, problems: problems,
+                             bookmarks: bookmarkLines.count, bookmarkLines: bookmarkLines, encoding: source.encoding)
+    }
+}
+
 /// Turns one book's clippings into passages and merges them into the passages it already has.
 ///
 /// A Kindle appends to `My Clippings.txt` and never rewrites it: extending a highlight adds a

@@ -2,8 +2,9 @@ import Foundation
 import ShelfModel
 
 /// One book as a reading app describes it, with its highlights: what each highlight reader
-/// (Kobo, KOReader, Readwise) produces and `HighlightImport` applies to the library.
-struct SourceBook: Sendable {
+/// (Kobo, KOReader, Readwise, Calibre) produces. It fills the library's copy's gaps and takes
+/// the app's latest word on reading; its highlights merge by key or text (``PassageMerge``).
+struct SourceBook: BookFromSource {
     var title: String
     /// In the source's order.
     var authors: [String] = []
@@ -32,18 +33,26 @@ struct SourceBook: Sendable {
                   sourceID: ownID ?? DerivedSourceID.forBook(title: title, author: author), matchTitle: true)
     }
 
-    /// `book` with what the source says about the book itself. The title stays (a catalogue
-    /// import may have named it better); author and ISBN fill only what is missing; status and
-    /// progress are the source's latest word.
-    func applied(to book: Book) -> Book {
-        var book = book
+    var entries: Int { 1 }
+
+    /// `stored` with what the source says about the book itself — the title stays (a
+    /// catalogue import may have named it better); author and ISBN fill only what is missing;
+    /// status and progress are the source's latest word — and its highlights merged in. The
+    /// book counts among the passages.
+    func applied(to stored: Book, isNew: Bool) -> (book: Book, passages: PassageChanges?) {
+        var book = stored
         book.sourceID = book.sourceID ?? match.sourceID
         if book.author == nil { book.author = author }
         if book.isbn == nil { book.isbn = isbn }
         book.takeReading(status: status, currentPage: currentPage, totalPages: totalPages, rating: rating,
                          tags: tags, properties: properties)
         if book.introduction.isEmpty, let description { book.introduction = description + "\n\n" }
-        return book
+        let bookChanged = book != stored
+        let merged = PassageMerge.merge(passages, into: book.passages)
+        book.passages = merged.passages
+        var changes = merged.changes
+        if isNew { changes.added += 1 } else if bookChanged { changes.updated += 1 } else { changes.unchanged += 1 }
+        return (book, changes)
     }
 }
 
@@ -73,16 +82,4 @@ struct SourcePassage: Sendable {
         passage.chapter = chapter.map(unix)
         return passage
     }
-}
-
-/// What a reader found in its source: the books, and what it skipped.
-struct SourceReading: Sendable {
-    var books: [SourceBook] = []
-    /// Entries that could not be read, with where they are.
-    var problems: [ImportProblem] = []
-    /// Plain bookmarks (a position without text or note), which Shelf does not keep.
-    var bookmarks = 0
-    /// Source data left out as a whole, with the reason (a column this app version lacks).
-    var omissions: [String] = []
-    var encoding: SourceEncoding = .utf8
 }

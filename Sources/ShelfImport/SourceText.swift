@@ -25,15 +25,6 @@ struct SourceText {
     /// 1-based lines that held bytes invalid in `encoding`, decoded as U+FFFD (see `lossyUTF8`).
     var garbledLines: Set<Int> = []
 
-    /// The bytes of the file at `url`, refused when they are clearly not text.
-    static func read(_ url: URL) throws -> Data {
-        let data = try load(url)
-        if let kind = binaryKind(of: data) {
-            throw ImportError.notCSV(path: url.path, looksLike: kind)
-        }
-        return data
-    }
-
     /// The bytes of the file at `url`, whatever they are.
     static func load(_ url: URL) throws -> Data {
         var isFolder: ObjCBool = false

@@ -19,7 +19,7 @@ enum CalibreReader {
         return FileManager.default.fileExists(atPath: file.path) ? file : nil
     }
 
-    static func read(_ url: URL) throws -> SourceReading {
+    static func read(_ url: URL) throws -> SourceReading<SourceBook> {
         let file = MarkdownFolderImport.isFolder(url) ? url.appendingPathComponent(databaseName) : url
         return try SQLiteSnapshot.copy(of: file, format: .calibre).read { db in
             for (table, columns) in ["books": ["id", "title", "uuid", "path"], "authors": ["id", "name"], "books_authors_link": ["book", "author"]] {
@@ -29,7 +29,7 @@ enum CalibreReader {
                                                 reason: "it has no \(table) table with \(missing.joined(separator: ", ")) (not a Calibre library's database)")
                 }
             }
-            var reading = SourceReading()
+            var reading = SourceReading<SourceBook>()
             let lists = try CalibreLists(db)
             reading.omissions = lists.omissions
             let customColumns = try CalibreCustomColumn.all(db)
@@ -73,7 +73,7 @@ enum CalibreReader {
         }
     }
 
-    private static func readAnnotations(of book: Int64, into source: inout SourceBook, reading: inout SourceReading,
+    private static func readAnnotations(of book: Int64, into source: inout SourceBook, reading: inout SourceReading<SourceBook>,
                                         db: Database) throws {
         let rows = try Row.fetchAll(db, sql: "SELECT annot_id, annot_type, annot_data FROM annotations WHERE book = ? ORDER BY id",
                                     arguments: [book])

@@ -5,7 +5,8 @@ import Foundation
 /// it), a folder of KOReader sidecars, one sidecar, KOReader's JSON export, a CSV with
 /// Readwise's header.
 enum HighlightSourceDetector {
-    static func format(of url: URL) -> ImportFormat? {
+    static func format(of file: SourceFile) -> ImportFormat? {
+        let url = file.url
         if MarkdownFolderImport.isFolder(url) {
             if CalibreReader.database(in: url) != nil { return .calibre }
             if KoboReader.database(in: url) != nil { return .kobo }
@@ -14,7 +15,7 @@ enum HighlightSourceDetector {
         if url.lastPathComponent == KoboReader.databaseName { return .kobo }
         if url.lastPathComponent == CalibreReader.databaseName { return .calibre }
         if url.pathExtension == "lua" { return .koreader }
-        guard let data = try? SourceText.read(url), let source = try? SourceText(decoding: data, path: url.path) else { return nil }
+        guard let source = try? file.text() else { return nil }
         if KOReaderReader.isJSONExport(source.text) { return .koreader }
         return ReadwiseReader.hasReadwiseHeader(source.text) ? .readwise : nil
     }

@@ -12,13 +12,14 @@ import ShelfModel
 /// else its time. The book's `summary` gives its status, star rating and review; `doc_props`
 /// its title, authors, ISBN, keywords (as tags), series, language and description.
 enum KOReaderReader {
-    static func read(_ url: URL) throws -> SourceReading {
+    static func read(_ file: SourceFile) throws -> SourceReading<SourceBook> {
+        let url = file.url
         if MarkdownFolderImport.isFolder(url) {
             let files = sidecars(in: url)
             guard !files.isEmpty else {
                 throw ImportError.notFormat(path: url.path, format: .koreader, reason: "the folder holds no .sdr folder with a metadata.*.lua file")
             }
-            var reading = SourceReading()
+            var reading = SourceReading<SourceBook>()
             for file in files {
                 let name = String(file.path.dropFirst(url.path.count + 1))
                 do {
@@ -30,7 +31,7 @@ enum KOReaderReader {
             return reading
         }
         if url.pathExtension == "lua" {
-            var reading = SourceReading()
+            var reading = SourceReading<SourceBook>()
             do {
                 try readSidecar(url, name: url.lastPathComponent, into: &reading)
             } catch let error as LuaSyntaxError {
@@ -38,7 +39,7 @@ enum KOReaderReader {
             }
             return reading
         }
-        return try readJSONExport(url)
+        return try readJSONExport(file)
     }
 
     /// The sidecars under `folder`, in path order.
@@ -58,7 +59,7 @@ enum KOReaderReader {
 
     // MARK: - Sidecars
 
-    private static func readSidecar(_ file: URL, name: String, into reading: inout SourceReading) throws {
+    private static func readSidecar(_ file: URL, name: String, into reading: inout SourceReading<SourceBook>) throws {
         let data: Data
         do {
             data = try Data(contentsOf: file)
@@ -201,13 +202,14 @@ enum KOReaderReader {
 
     /// `{title, author, entries: [{text, note, page, chapter, time, color}]}`, or several of
     /// those under `documents`.
-    private static func readJSONExport(_ url: URL) throws -> SourceReading {
-        let data = try SourceText.read(url)
+    private static func readJSONExport(_ file: SourceFile) throws -> SourceReading<SourceBook> {
+        let url = file.url
+        let data = try file.textData()
         guard let root = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
             throw ImportError.notFormat(path: url.path, format: .koreader, reason: "it is not a JSON object")
         }
         let documents = root["documents"] as? [[String: Any]] ?? [root]
-        var reading = SourceReading()
+        var reading = SourceReading<SourceBook>()
         for (number, document) in documents.enumerated() {
             guard let title = nonEmpty(document["title"] as? String), let entries = document["entries"] as? [[String: Any]] else {
                 reading.problems.append(ImportProblem(line: 0, message: "document \(number + 1) has no title or no entries and was skipped"))

@@ -18,7 +18,7 @@ enum KoboReader {
             .first { FileManager.default.fileExists(atPath: $0.path) }
     }
 
-    static func read(_ url: URL) throws -> SourceReading {
+    static func read(_ url: URL) throws -> SourceReading<SourceBook> {
         var file = url
         if MarkdownFolderImport.isFolder(url) {
             guard let database = database(in: url) else {
@@ -28,7 +28,7 @@ enum KoboReader {
         }
         return try SQLiteSnapshot.copy(of: file, format: .kobo).read { db in
             let columns = try KoboColumns(db, path: file.path)
-            var reading = SourceReading(omissions: columns.omissions)
+            var reading = SourceReading<SourceBook>(omissions: columns.omissions)
             var books: [String: Int] = [:]
             for row in try Row.fetchAll(db, sql: "SELECT \(columns.contentSelect) FROM content WHERE ContentType = 6 ORDER BY rowid") {
                 let id = row.text("ContentID") ?? ""

@@ -21,8 +21,9 @@ enum ReadwiseReader {
         return Set(table.header.map { $0.trimmed().lowercased() }).isSuperset(of: telltaleColumns)
     }
 
-    static func read(_ url: URL) throws -> SourceReading {
-        let source = try SourceText(decoding: try SourceText.read(url), path: url.path)
+    static func read(_ file: SourceFile) throws -> SourceReading<SourceBook> {
+        let url = file.url
+        let source = try file.text()
         guard let table = CSVTable(text: source.text),
               Set(table.header.map { $0.trimmed().lowercased() }).isSuperset(of: telltaleColumns) else {
             throw ImportError.notFormat(path: url.path, format: .readwise,
@@ -30,7 +31,7 @@ enum ReadwiseReader {
         }
         let column = Dictionary(table.header.enumerated().map { ($0.element.trimmed().lowercased(), $0.offset) },
                                 uniquingKeysWith: { first, _ in first })
-        var reading = SourceReading(encoding: source.encoding)
+        var reading = SourceReading<SourceBook>(encoding: source.encoding)
         for (name, meaning) in optionalColumns where column[name] == nil {
             reading.omissions.append("readwise: the file has no \(name.capitalized) column (another export version?), so \(meaning) were not imported")
         }

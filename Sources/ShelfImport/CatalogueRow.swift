@@ -1,11 +1,14 @@
 import Foundation
 import ShelfModel
 
-/// What one import row says about a book: the fields it fills and the columns it keeps.
+/// What one row of a catalogue export (Goodreads, StoryGraph, a spreadsheet) says about a
+/// book: the fields it sets and the columns it keeps.
 ///
 /// A field left nil (an empty cell) is not "cleared" on re-import: an import only changes what
 /// its file actually says, so values the user entered in Shelf since the last import survive.
-struct ImportedBook: Hashable, Sendable {
+struct CatalogueRow: BookFromSource, Hashable {
+    /// The row's line in the file.
+    var line: Int
     /// The key that finds this book again on the next import of the same file.
     var sourceID: String
     /// Whether `sourceID` is the export's own id (`goodreads:123`) rather than derived from
@@ -24,10 +27,21 @@ struct ImportedBook: Hashable, Sendable {
     /// Columns with no field of their own, as frontmatter properties in column order.
     var properties: [Property] = []
 
+    /// Rows with ids of their own (Goodreads) find their books by that id, else by ISBN (a
+    /// book a highlight import made first), never by title: two books of one name in a
+    /// catalogue stay two.
+    var match: BookMatch {
+        BookMatch(title: title, author: author, isbn: isbn, sourceID: sourceID, matchTitle: !hasOwnID)
+    }
+
+    var origin: ImportProblem { ImportProblem(line: line, message: "") }
+
+    var entries: Int { 1 }
+
     /// `book` with the row's values written over the imported fields. Everything else — the
     /// passages, introduction, appendix, properties the user added, fields the row leaves
     /// empty — stays as it is. Tags are merged, since the user may have tagged it in Shelf.
-    func applied(to book: Book) -> Book {
+    func applied(to book: Book, isNew: Bool) -> (book: Book, passages: PassageChanges?) {
         var book = book
         book.title = title
         book.sourceID = book.sourceID ?? sourceID
@@ -37,7 +51,7 @@ struct ImportedBook: Hashable, Sendable {
         if let dateFinished { book.dateFinished = dateFinished }
         book.takeReading(status: status, currentPage: currentPage, totalPages: totalPages, rating: rating,
                          tags: tags, properties: properties)
-        return book
+        return (book, nil)
     }
 }
 
