@@ -9,8 +9,8 @@ import ShelfStore
 /// Reads `Fixtures/calibre/metadata.db`, made by the real Calibre with scripts/make-calibre-fixture.
 @Suite struct CalibreTests {
     @Test func importsBooksWithTheirMetadataAndViewerHighlights() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let before = try Data(contentsOf: fixture("calibre/metadata.db"))
         let summary = try Importer().importFile(fixture("calibre"), into: store)
         #expect(summary.format == .calibre)
@@ -48,8 +48,8 @@ import ShelfStore
     }
 
     @Test func aCalibreHighlightAndAKoboHighlightOfTheSameBookLandOnce() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         _ = try Importer().importFile(fixture("calibre"), into: store)
         _ = try Importer().importFile(fixture("koreader_export.json"), into: store)
         let dune = try #require(try store.booksByTitle()["Dune"])
@@ -59,8 +59,8 @@ import ShelfStore
     }
 
     @Test func aLibraryWithoutSomeTablesImportsWhatItHas() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let library = temporary.url.appendingPathComponent("Old Calibre Library")
         try FileManager.default.createDirectory(at: library, withIntermediateDirectories: true)
         try DatabaseQueue(path: library.appendingPathComponent("metadata.db").path).write { db in
@@ -81,8 +81,8 @@ import ShelfStore
     }
 
     @Test func aDatabaseUnderAnotherNameNeedsItsFormat() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let copy = temporary.url.appendingPathComponent("library-backup.db")
         try FileManager.default.copyItem(at: fixture("calibre/metadata.db"), to: copy)
         let error = #expect(throws: ImportError.self) { try Importer().importFile(copy, into: store) }
@@ -91,8 +91,8 @@ import ShelfStore
     }
 
     @Test func anotherDatabaseIsRefused() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let text = try temporary.file("metadata.db", "not a database at all, just text\n")
         let error = #expect(throws: ImportError.self) { try Importer().importFile(text, into: store) }
         #expect(error == .notFormat(path: text.path, format: .calibre, reason: "it is not an SQLite database"))

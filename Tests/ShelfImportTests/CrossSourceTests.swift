@@ -9,8 +9,8 @@ import ShelfStore
 /// Several apps' highlights of one book end in one file, each passage once.
 @Suite struct CrossSourceTests {
     @Test func theSameHighlightFromThreeSourcesLandsOnce() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         _ = try Importer().importFile(fixture("readwise_export.csv"), into: store)
         let fromSidecars = try Importer().importFile(fixture("koreader"), into: store)
         #expect(fromSidecars.updated >= 1)
@@ -29,8 +29,8 @@ import ShelfStore
     }
 
     @Test func aCatalogueAndFourHighlightSourcesGiveOneFilePerBookThatPythonFrontmatterReads() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let kobo = try koboWithDune(in: temporary, highlight: "I must not fear.\nFear is the mind-killer.")
         for source in [fixture("goodreads_library_export.csv"), fixture("readwise_export.csv"), fixture("koreader"),
                        fixture("calibre"), kobo.folder] {
@@ -60,8 +60,8 @@ import ShelfStore
     }
 
     @Test func aCatalogueImportedAfterTheHighlightsJoinsTheirBooksByISBN() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let kobo = try koboWithDune(in: temporary, highlight: "I must not fear.")
         _ = try Importer().importFile(kobo.folder, into: store)
         _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
@@ -87,8 +87,8 @@ import ShelfStore
     }
 
     @Test func storeOnlyFieldsSurviveASaveOfTheRenderedFile() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         _ = try Importer().importFile(fixture("readwise_export.csv"), into: store)
         let dune = try #require(try store.booksByTitle()["Dune"])
         let record = try #require(try store.record(id: dune.id))

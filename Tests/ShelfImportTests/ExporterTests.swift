@@ -12,8 +12,8 @@ import ShelfStore
         let exportFolder: URL
 
         init() throws {
-            folder = try TemporaryFolder()
-            store = try makeLibrary(folder)
+            let library = try TestLibrary()
+            (folder, store) = (library.scratch, library.store)
             exportFolder = folder.url.appendingPathComponent("export", isDirectory: true)
             _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
             try store.insert(.note(Note(title: "Reading goals", content: "Twelve books.\n")))

@@ -8,8 +8,8 @@ import ShelfStore
 
 @Suite struct GoodreadsImportTests {
     @Test func importsEveryQuirkOfALibraryExport() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         var progress: [ImportProgress] = []
         let summary = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store) { progress.append($0) }
 
@@ -51,8 +51,8 @@ import ShelfStore
     }
 
     @Test func everyNonEmptyColumnIsAFieldOrAKeptProperty() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
         let kings = try #require(try store.booksByTitle()["The Way of Kings (The Stormlight Archive, #1)"])
         #expect(Set(kings.extraProperties.map(\.key)) == [
@@ -63,8 +63,8 @@ import ShelfStore
     }
 
     @Test func reimportingTheSameFileChangesNothing() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
         let sequence = try store.lastSequence()
         let versions = try store.summaries().map(\.version)
@@ -77,8 +77,8 @@ import ShelfStore
     }
 
     @Test func reimportKeepsWhatTheUserAddedInShelf() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
         _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
         var dune = try #require(try store.booksByTitle()["Dune (Dune Chronicles #1)"])
         dune.passages = [Passage(page: 42, text: "I must not fear.")]
@@ -106,8 +106,8 @@ import ShelfStore
     }
 
     @Test func aBookWithAPendingInvalidEditIsNotOverwritten() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
         _ = try Importer().importFile(fixture("goodreads_library_export.csv"), into: store)
         let dune = try #require(try store.summaries(kind: .book).first { $0.title.hasPrefix("Dune") })
         let draft = "---\nid: \(dune.id)\nrating: lots\n---\n"
@@ -123,8 +123,8 @@ import ShelfStore
     }
 
     @Test func badRowsAreSkippedWithTheLineTheyStartOn() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let summary = try Importer().importFile(fixture("goodreads_bad_rows.csv"), into: store)
         #expect(summary.added == 3 && summary.skipped == 3)
         #expect(summary.problems.map(\.line) == [4, 5, 9])

@@ -7,8 +7,8 @@ import ShelfStore
 @Suite struct ImportErrorTests {
     private func importError(_ file: URL, format: ImportFormat? = nil,
                              map: [String] = []) throws -> ImportError? {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let error = #expect(throws: ImportError.self) {
             try Importer(format: format, columnMap: ColumnMap(arguments: map)).importFile(file, into: store)
         }

@@ -76,8 +76,8 @@ import ShelfStore
 
 @Suite struct KOReaderTests {
     @Test func importsAFolderOfSidecarsInBothLayouts() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let summary = try Importer().importFile(fixture("koreader"), into: store)
         #expect(summary.format == .koreader)
         #expect(summary.added == 8 && summary.skipped == 2, "two books, six passages; two plain bookmarks")
@@ -117,8 +117,8 @@ import ShelfStore
     /// the old layout, the bookmark's generated `Page 57 <text>` became a note, so the
     /// highlight showed twice.
     @Test func escapedHighlightsAndOldLayoutLabelsImportOnce() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let folder = temporary.url.appendingPathComponent("device/Emma.sdr", isDirectory: true)
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
         try #"""
@@ -172,8 +172,8 @@ import ShelfStore
     }
 
     @Test func aBadSidecarInAFolderIsSkippedNamingFileAndLine() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let summary = try Importer(format: .koreader).importFile(fixture("koreader-bad"), into: store)
         #expect(summary.added == 2 && summary.skipped == 1)
         #expect(summary.problems.map(\.description) == [
@@ -184,8 +184,8 @@ import ShelfStore
     }
 
     @Test func aBadSidecarOnItsOwnIsRefusedNamingFileAndLine() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let file = fixture("koreader-bad/Broken.sdr/metadata.epub.lua")
         let error = #expect(throws: ImportError.self) { try Importer().importFile(file, into: store) }
         #expect(error == .malformed(path: file.path, line: 4, reason: "`os` is not a value KOReader writes; sidecars are read as data, never run"))
@@ -194,8 +194,8 @@ import ShelfStore
     }
 
     @Test func importsTheJSONHighlightExport() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let summary = try Importer().importFile(fixture("koreader_export.json"), into: store)
         #expect(summary.format == .koreader && summary.added == 5)
         let books = try store.booksByTitle()

@@ -34,8 +34,8 @@ import ShelfStore
     }
 
     @Test func importsHighlightsAsPassagesWithNotesAndExtensions() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         var progress: [ImportProgress] = []
         let summary = try Importer().importFile(fixture("My Clippings.txt"), into: store) { progress.append($0) }
         #expect(summary.format == .kindle)
@@ -57,8 +57,8 @@ import ShelfStore
     }
 
     @Test func importingTwiceAddsNothingAndALongerFileAddsOnlyWhatIsNew() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         _ = try Importer().importFile(fixture("My Clippings.txt"), into: store)
         let sequence = try store.lastSequence()
 
@@ -77,8 +77,8 @@ import ShelfStore
     }
 
     @Test func highlightsJoinABookImportedFromElsewhereWithTheSameTitleAndAuthor() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let existing = Book(title: "Meditations", sourceID: "goodreads:30659", passages: [Passage(text: "Mine.")])
         try store.insert(.book(existing))
         _ = try Importer(format: .kindle).importFile(fixture("My Clippings.txt"), into: store)
@@ -90,8 +90,8 @@ import ShelfStore
     }
 
     @Test func highlightsFindAGoodreadsBookDespiteItsSeriesSuffixAndAnInvertedAuthor() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
         let goodreads = Book(title: "Dune (Dune, #1)", author: "Frank Herbert", sourceID: "goodreads:234225")
         try store.insert(.book(goodreads))
         let clippings = try folder.file("clippings.txt", """

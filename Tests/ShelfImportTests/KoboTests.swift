@@ -104,8 +104,8 @@ struct KoboDevice {
     }
 
     @Test func importsBooksHighlightsNotesStatusAndProgress() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let kobo = try device(temporary)
         try kobo.execute("UPDATE content SET Series = 'Dune', SeriesNumber = '1', Description = '<p>A <i>desert</i> planet.</p>' WHERE ContentID = '\(Self.dune)'")
         let before = try Data(contentsOf: kobo.file)
@@ -136,8 +136,8 @@ struct KoboDevice {
     }
 
     @Test func reImportingChangesNothingAndARemovedHighlightStays() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let kobo = try device(temporary)
         _ = try Importer().importFile(kobo.file, into: store)
         let sequence = try store.lastSequence()
@@ -152,8 +152,8 @@ struct KoboDevice {
     }
 
     @Test func aNoteChangedOnTheDeviceUpdatesThePassageUnlessTheReaderEditedIt() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let kobo = try device(temporary)
         _ = try Importer().importFile(kobo.file, into: store)
 
@@ -171,8 +171,8 @@ struct KoboDevice {
     }
 
     @Test func highlightsJoinCatalogueBooksByISBNAndByFirstAuthor() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let goodreadsDune = Book(title: "Dune (Dune, #1)", author: "Herbert, Frank", isbn: "9780441013593", sourceID: "goodreads:234225")
         let goodreadsPragmatic = Book(title: "The Pragmatic Programmer", author: "Andrew Hunt", sourceID: "goodreads:4099")
         try store.insert(.book(goodreadsDune))
@@ -189,8 +189,8 @@ struct KoboDevice {
     }
 
     @Test func anOlderFirmwareWithoutSomeColumnsImportsWhatItHas() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let older = KoboDevice.bookmarkColumns.replacingOccurrences(of: ", Type TEXT, Color INTEGER", with: "")
             .replacingOccurrences(of: "Annotation TEXT, ", with: "")
         let kobo = try KoboDevice(in: temporary, bookmarkColumns: older)
@@ -207,8 +207,8 @@ struct KoboDevice {
     }
 
     @Test func aDatabaseThatIsNotAKobosIsRefusedAndNothingWritten() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let other = temporary.url.appendingPathComponent("KoboReader.sqlite")
         try DatabaseQueue(path: other.path).write { try $0.execute(sql: "CREATE TABLE notes (id INTEGER)") }
         let error = #expect(throws: ImportError.self) { try Importer().importFile(other, into: store) }

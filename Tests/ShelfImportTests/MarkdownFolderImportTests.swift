@@ -13,8 +13,8 @@ import ShelfStore
         let source: URL
 
         init() throws {
-            folder = try TemporaryFolder()
-            store = try makeLibrary(folder)
+            let library = try TestLibrary()
+            (folder, store) = (library.scratch, library.store)
             source = folder.url.appendingPathComponent("vault", isDirectory: true)
             try write("Books/Shelf A/Dune - Frank Herbert.md", """
                 ---
@@ -90,8 +90,8 @@ import ShelfStore
     }
 
     @Test func aFolderWithoutItemFoldersIsRefused() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
         let empty = folder.url.appendingPathComponent("empty", isDirectory: true)
         try FileManager.default.createDirectory(at: empty, withIntermediateDirectories: true)
         #expect(throws: ImportError.notAMarkdownFolder(path: empty.path)) {

@@ -7,8 +7,8 @@ import ShelfStore
 
 @Suite struct OtherFormatsTests {
     @Test func storyGraphExport() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let summary = try Importer().importFile(fixture("storygraph_export.csv"), into: store)
         #expect(summary.format == .storygraph && summary.added == 3 && summary.problems.isEmpty)
 
@@ -36,8 +36,8 @@ import ShelfStore
     }
 
     @Test func notionDatabaseExport() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let summary = try Importer().importFile(fixture("notion_books.csv"), into: store)
         #expect(summary.format == .notion && summary.added == 4 && summary.problems.isEmpty)
 
@@ -60,8 +60,8 @@ import ShelfStore
     }
 
     @Test func genericCSVWithAColumnMap() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
         let file = try folder.file("mine.csv", """
             Book,Writer,Stars,Shelf,Finished On,Where
             Dune,Frank Herbert,4,scifi,2025-12-29,Home
@@ -79,8 +79,8 @@ import ShelfStore
     }
 
     @Test func keptColumnsNeverTakeAFieldsKey() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
         let file = try folder.file("two-titles.csv", "Name,Title,ID\nDune,Dune (1965),17\n")
         _ = try Importer().importFile(file, into: store)
         let dune = try #require(try store.booksByTitle()["Dune"])

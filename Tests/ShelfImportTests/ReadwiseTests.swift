@@ -7,8 +7,8 @@ import ShelfStore
 
 @Suite struct ReadwiseTests {
     @Test func highlightsAreGroupedIntoBooksByTitleAndAuthor() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let summary = try Importer().importFile(fixture("readwise_export.csv"), into: store)
         #expect(summary.format == .readwise)
         #expect(summary.added == 9 && summary.skipped == 1, "four books, five passages; one row has no book")
@@ -40,8 +40,8 @@ import ShelfStore
     }
 
     @Test func reImportingReportsEverythingUnchangedAndWritesNothing() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         _ = try Importer().importFile(fixture("readwise_export.csv"), into: store)
         let sequence = try store.lastSequence()
         let again = try Importer(format: .readwise).importFile(fixture("readwise_export.csv"), into: store)
@@ -51,8 +51,8 @@ import ShelfStore
     }
 
     @Test func missingAndUnknownColumnsAreReported() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let (temporary, store) = (testLibrary.scratch, testLibrary.store)
         let file = try temporary.file("older.csv", """
             Highlight,Book Title,Book Author,Note,Location,Highlighted at,Readwise URL
             Simplify.,Walden,Henry David Thoreau,,12,2024-05-01 10:00:00+00:00,https://readwise.io/open/1
@@ -67,16 +67,16 @@ import ShelfStore
     }
 
     @Test func anExplicitFormatWinsOverDetection() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let summary = try Importer(format: .csv).importFile(fixture("readwise_export.csv"), into: store)
         #expect(summary.format == .csv)
         #expect(try store.booksByTitle()["Dune"]?.passages.isEmpty == true, "as a plain CSV, rows are books")
     }
 
     @Test func aCSVWithoutReadwisesColumnsIsRefused() throws {
-        let temporary = try TemporaryFolder()
-        let store = try makeLibrary(temporary)
+        let testLibrary = try TestLibrary()
+        let store = testLibrary.store
         let file = fixture("goodreads_library_export.csv")
         let error = #expect(throws: ImportError.self) { try Importer(format: .readwise).importFile(file, into: store) }
         #expect(error == .notFormat(path: file.path, format: .readwise,

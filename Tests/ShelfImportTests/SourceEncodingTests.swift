@@ -9,8 +9,8 @@ import ShelfStore
 @Suite struct SourceEncodingTests {
     private func importBytes(_ bytes: [UInt8], named name: String, format: ImportFormat? = nil)
         throws -> (ImportSummary, [String: Book]) {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
         let file = folder.url.appendingPathComponent(name)
         try Data(bytes).write(to: file)
         let summary = try Importer(format: format).importFile(file, into: store)
@@ -42,8 +42,8 @@ import ShelfStore
     }
 
     @Test func damagedUTF16IsRefusedInOneLine() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
         let file = folder.url.appendingPathComponent("cut.txt")
         try Data([0xFF, 0xFE, 0x54, 0x00, 0x69]).write(to: file)
         let error = #expect(throws: ImportError.self) { try Importer().importFile(file, into: store) }
@@ -93,8 +93,8 @@ import ShelfStore
     }
 
     @Test func aBinaryFileIsStillRefusedAsClippings() throws {
-        let folder = try TemporaryFolder()
-        let store = try makeLibrary(folder)
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
         let file = folder.url.appendingPathComponent("My Clippings.txt")
         try Data([0x00, 0x01, 0x02, 0x00, 0x41]).write(to: file)
         let error = #expect(throws: ImportError.self) { try Importer(format: .kindle).importFile(file, into: store) }

@@ -9,11 +9,6 @@ func fixture(_ name: String) -> URL {
     Bundle.module.resourceURL!.appendingPathComponent("Fixtures").appendingPathComponent(name)
 }
 
-/// A new, empty library in a temporary folder.
-func makeLibrary(_ folder: TemporaryFolder) throws -> LibraryStore {
-    try LibraryStore.create(at: folder.url.appendingPathComponent("library", isDirectory: true))
-}
-
 extension LibraryStore {
     /// Every live book, by title.
     func booksByTitle() throws -> [String: Book] {
