@@ -194,13 +194,16 @@ final class ShelfFileSystem: SyncedMount {
         return try entry(for: key)
     }
 
-    /// The kernel let go of `inode`: once it no longer knows it, its real file (if plain) is
-    /// closed and the bytes it held (if a replaced item file) are dropped.
+    /// The kernel let go of `inode`: once it no longer knows it, everything kept for it goes,
+    /// here and only here — its real file (if plain) is closed, the bytes it held (if a replaced
+    /// item file, and saved) are dropped, and so is the note that the kernel's attributes of it
+    /// are stale.
     func forget(_ inode: UInt64, count: UInt64) {
         let holdsWrites = saves.buffers.buffer(of: inode)?.isDirty == true
         guard inodes.forget(inode, count: count, holdsWrites: holdsWrites) else { return }
         descriptors.forget(inode)
         saves.buffers.releaseIfSaved(inode)
+        kernel.staleAttributes.forgotten(inode)
     }
 
     typealias Listed = FolderListings.Listed

@@ -24,6 +24,11 @@ final class StaleAttributes: Sendable {
         }
     }
 
+    /// The kernel forgot `inode`: it holds none of its attributes any more.
+    func forgotten(_ inode: UInt64) {
+        _ = inodes.withLock { $0.remove(inode) }
+    }
+
     /// For each of `inodes`, whether it is stale in the kernel.
     func areStale(_ inodes: [UInt64]) -> [Bool] {
         self.inodes.withLock { stale in

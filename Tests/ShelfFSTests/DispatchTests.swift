@@ -96,8 +96,10 @@ import ShelfStore
         try fs.saves.save(current)
         #expect(try library.store.record(atPath: "Notes/Plan.md")?.text == text)
         #expect(try readFile(replaced) == record.text, "the replaced file's readers keep its bytes after the save")
+        #expect(fs.kernel.staleAttributes.areStale([replaced]) == [true], "the kernel got bytes of it")
         fs.forget(replaced, count: 2)
         #expect(fs.saves.buffers.buffer(of: replaced) == nil)
+        #expect(fs.kernel.staleAttributes.areStale([replaced]) == [false], "nothing is kept for a forgotten inode")
     }
 
     /// Writers of one file share it, as on a disk: one writer's bytes are the other's, a stat
