@@ -41,6 +41,15 @@ extension ChangeApplier {
         try writer.trash(id: copyID, reason: "superseded: a later edit continued what it kept aside")
     }
 
+    /// Whether `put` (made on `base`) only makes again what the concurrent `delete` removed: an
+    /// item made from nothing with the very bytes the delete took away. Only a conflict copy,
+    /// whose id every device derives alike, is made so on two devices: one retired it while the
+    /// other, not knowing, kept the same losing edit aside. That carries no edit, so the
+    /// retirement stands; letting it beat the delete would keep a retired copy for good.
+    static func isRemade(_ put: ItemState, base: ChangeID?, deletedBy delete: ItemState) -> Bool {
+        put.operation == .put && base == nil && delete.operation == .delete && put.hash == delete.hash
+    }
+
     func author(of change: CloudChange) throws -> CloudChange {
         try Self.author(of: change, knownBy: writer)
     }

@@ -106,15 +106,19 @@ struct ChangeApplier {
 
     /// The derived change that resolves `heads` (oldest first), named by them all (`A~B~C`) even
     /// where the result equals one of them, so a change later made on top of it names every
-    /// edit it contains. An edit beats a delete; contents merge pairwise: the older heads first,
-    /// as a device that met only them merged them, then the newest onto that. No device pushes
-    /// it: every device derives it. `heads`: two or more.
+    /// edit it contains. An edit beats a delete (but not the same copy made again: see
+    /// ``isRemade(_:deletedBy:)``); contents merge pairwise: the older heads first, as a device
+    /// that met only them merged them, then the newest onto that. No device pushes it: every
+    /// device derives it. `heads`: two or more.
     private func merge(_ heads: [CloudChange]) throws -> CloudChange {
         let id = heads.map(\.id).joined(separator: "~")
         if let derived = try history.known(id) { return derived }
         let newest = heads[heads.count - 1]
-        let puts = heads.filter { $0.operation == .put }
-        let lead = puts.last ?? newest
+        let deletes = heads.filter { $0.operation == .delete }
+        let puts = heads.filter { put in
+            put.operation == .put && !deletes.contains { Self.isRemade(put.state, base: put.base, deletedBy: $0.state) }
+        }
+        let lead = puts.last ?? deletes.last ?? newest
         var state = lead.state
         if puts.count > 1 {
             let older = puts.count == 2 ? puts[0] : try merge(Array(puts.dropLast()))
@@ -199,6 +203,10 @@ struct ChangeApplier {
         let id = remote.itemID
         var isOnTopOfRemote = true
         switch (local.operation, remote.operation) {
+        case (.delete, .put) where Self.isRemade(remote.state, base: remote.base, deletedBy: local):
+            return true  // the local retirement stays, and is pushed on top of the copy made again
+        case (.put, .delete) where Self.isRemade(local, base: base?.id, deletedBy: remote.state):
+            try take(remote.state, title: remote.title, of: id, claim: remote)
         case (.delete, .put): try take(remote.state, title: remote.title, of: id, claim: remote)  // an edit beats a delete
         case (.put, .delete), (.delete, .delete): return true  // the local edit stays, and is pushed
         case (.put, .put):
