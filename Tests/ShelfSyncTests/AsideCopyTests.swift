@@ -42,12 +42,6 @@ import TestSupport
         #expect(try a.sync().pushed == 1, "a pushes its copy with no base: concurrent with b's retirement")
         try devices.settle(a, b, c)
 
-        for device in [a, b, c] {
-            let files = try device.files()
-            #expect(files["Notes/Plan.md"] == Data("one\na again\n".utf8))
-            let copies = files.filter { $0.key.contains("(conflict ") }
-            #expect(copies.count == 1 && copies.values.first == Data("one\nb once\n".utf8), "\(copies.keys.sorted())")
-        }
-        #expect(try a.files() == b.files() && b.files() == c.files())
+        try devices.expectAgreed([a, b, c], on: "Notes/Plan.md", reading: "one\na again\n", oneCopyHolding: "one\nb once\n")
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import ShelfModel
 import ShelfStore
+import Testing
 import TestSupport
 @testable import ShelfSync
 
@@ -198,4 +199,21 @@ struct Device {
 
     @discardableResult
     func sync() throws -> SyncEngine.Report { try engine.sync() }
+}
+
+extension Devices {
+    /// Every one of `devices` holds the same files: `path` reads `text`, beside exactly one
+    /// conflict copy, which holds `copy`.
+    func expectAgreed(_ devices: [Device], on path: String, reading text: String, oneCopyHolding copy: String,
+                      sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let first = try devices[0].files()
+        for device in devices {
+            let files = try device.files()
+            #expect(files[path] == Data(text.utf8), sourceLocation: sourceLocation)
+            let copies = files.filter { $0.key.contains("(conflict ") }
+            #expect(copies.count == 1 && copies.values.first == Data(copy.utf8), "\(copies.keys.sorted())",
+                    sourceLocation: sourceLocation)
+            #expect(files == first, "every device holds the same files", sourceLocation: sourceLocation)
+        }
+    }
 }
