@@ -92,7 +92,7 @@ enum BookBody {
 /// Reads the lines between `## Passages` and the next level-1 or level-2 heading into passages.
 private struct PassageSectionParser {
     /// All lines of the file, which drafts refer to by index.
-    let lines: [SourceLine]
+    let lines: [TextLine]
     private(set) var passages: [Passage] = []
     private(set) var diagnostics: [Diagnostic] = []
     private var draft: PassageDraft?
@@ -101,9 +101,9 @@ private struct PassageSectionParser {
     /// Passages written without a block id; they get fresh ids once all declared ones are known.
     private var passagesNeedingID: [Int] = []
 
-    init(lines: [SourceLine]) { self.lines = lines }
+    init(lines: [TextLine]) { self.lines = lines }
 
-    mutating func read(_ line: SourceLine) {
+    mutating func read(_ line: TextLine) {
         if line.isBlank {
             draft?.endBlock()
         } else if line.starts(with: "### ") || line.isMarker("###") {
@@ -132,7 +132,7 @@ private struct PassageSectionParser {
         }
     }
 
-    private mutating func startPassage(_ line: SourceLine) {
+    private mutating func startPassage(_ line: TextLine) {
         guard let heading = PassageMarkdown.parseHeading(line.dropping(bytes: 3)) else {
             report(line.number, "`\(line.text)` is not a passage heading; write `### Page 42`, `### Location 1234-1240`, "
                 + "`### Page 42 · Location 1234-1240` or `### Passage`")
@@ -179,7 +179,7 @@ private struct PassageDraft {
     let location: String?
     /// False after a bad heading or line: the problem is reported, its other lines are skipped.
     var isValid: Bool
-    /// Indices into `SourceText.lines` of the quote's lines.
+    /// Indices into `LinedText.lines` of the quote's lines.
     private var quoteLines: Range<Int>?
     private var quoteClosed = false
     private var fields = PassageMarkdown.PerField<FieldValue>()
@@ -195,7 +195,7 @@ private struct PassageDraft {
             /// The rest of the label line, and the index of the last plain line continuing it
             /// (nil when the value is that one line).
             case inline(ArraySlice<UInt8>, through: Int?)
-            /// Quote lines below a bare label, as indices into `SourceText.lines`.
+            /// Quote lines below a bare label, as indices into `LinedText.lines`.
             case quoted(Range<Int>)
         }
 
@@ -220,7 +220,7 @@ private struct PassageDraft {
     }
 
     /// Takes one non-blank line; returns what is wrong with it, if anything.
-    mutating func read(_ line: SourceLine) -> String? {
+    mutating func read(_ line: TextLine) -> String? {
         guard isValid else { return nil }
         if line.starts(with: ">") {
             return readQuoteLine(line.index)
@@ -271,7 +271,7 @@ private struct PassageDraft {
     }
 
     /// The finished passage and whether its block id was written, or why it cannot be a passage.
-    func passage(in lines: [SourceLine]) -> Result<(Passage, declaredID: Bool), Diagnostic> {
+    func passage(in lines: [TextLine]) -> Result<(Passage, declaredID: Bool), Diagnostic> {
         guard let quoteLines else {
             return .failure(Diagnostic(line: headingLine, message: "this passage has no quote; add the passage text as `> ` lines under its heading"))
         }
@@ -295,7 +295,7 @@ private struct PassageDraft {
         return .success((passage, blockID != nil))
     }
 
-    private func value(of field: PassageMarkdown.Field, in lines: [SourceLine]) -> String? {
+    private func value(of field: PassageMarkdown.Field, in lines: [TextLine]) -> String? {
         switch fields[field]?.written {
         case nil: nil
         case .inline(let text, nil): text.string
@@ -306,7 +306,7 @@ private struct PassageDraft {
 
     /// A value begun on its label's line (`first`, possibly empty) and continued on `lines`:
     /// the lines joined by `\n`, blank ones as empty lines, none before the first text.
-    private static func continuedValue(_ first: ArraySlice<UInt8>, _ lines: ArraySlice<SourceLine>) -> String {
+    private static func continuedValue(_ first: ArraySlice<UInt8>, _ lines: ArraySlice<TextLine>) -> String {
         var parts = first.isEmpty ? [] : [first.string]
         for line in lines where !(parts.isEmpty && line.isBlank) {
             parts.append(line.isBlank ? "" : line.text)
@@ -315,7 +315,7 @@ private struct PassageDraft {
     }
 
     /// The day an `**Added**:` value names; nil when it is not a date or spans lines.
-    private static func calendarDate(_ written: FieldValue.Written, in lines: [SourceLine]) -> CalendarDate? {
+    private static func calendarDate(_ written: FieldValue.Written, in lines: [TextLine]) -> CalendarDate? {
         switch written {
         case .inline(let text, nil): Timestamp.calendarDate(utf8: text)
         case .inline(_, _?): nil
@@ -325,7 +325,7 @@ private struct PassageDraft {
 
     /// The text of quote lines without their `>` prefixes, joined by `\n`; `lastLine`, when
     /// given, replaces the last line's text.
-    private static func joinedQuote(_ lines: ArraySlice<SourceLine>, lastLine: ArraySlice<UInt8>? = nil) -> String {
+    private static func joinedQuote(_ lines: ArraySlice<TextLine>, lastLine: ArraySlice<UInt8>? = nil) -> String {
         let lastIndex = lines.endIndex - 1
         let content = { (index: Int) in
             index == lastIndex ? lastLine ?? PassageMarkdown.quoteContent(lines[index]) : PassageMarkdown.quoteContent(lines[index])
@@ -346,8 +346,8 @@ private struct PassageDraft {
     }
 }
 
-extension SourceLine {
-    /// Where the line sits in `SourceText.lines`.
+extension TextLine {
+    /// Where the line sits in `LinedText.lines`.
     var index: Int { number - 1 }
 
     /// `# Title` (or a bare `#`).

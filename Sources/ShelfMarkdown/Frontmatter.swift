@@ -10,7 +10,7 @@ struct FrontmatterEntry {
 
 /// A file cut into its frontmatter entries and the lines of its body.
 struct SplitDocument {
-    let source: SourceText
+    let source: LinedText
     /// Top-level keys in file order; empty when the file has no frontmatter.
     let entries: [FrontmatterEntry]
     /// Index into `source.lines` of the first body line.
@@ -22,7 +22,7 @@ struct SplitDocument {
     /// and loads the frontmatter with Yams. A file that does not start with `---` has no
     /// frontmatter: all of it is body.
     static func split(_ text: String) -> Result<SplitDocument, ParseFailure> {
-        let source = SourceText(text)
+        let source = LinedText(text)
         guard let opening = source.lines.first, opening.isMarker("---") else {
             return .success(SplitDocument(source: source, entries: [], bodyStart: 0,
                                           yamlLines: YAMLLineMap(firstLine: 1, lastLine: 1)))

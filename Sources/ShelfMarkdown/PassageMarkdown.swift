@@ -155,7 +155,7 @@ enum PassageMarkdown {
     }
 
     /// The text of one quote line: after `> `, or after `>` when no space follows.
-    static func quoteContent(_ line: SourceLine) -> ArraySlice<UInt8> {
+    static func quoteContent(_ line: TextLine) -> ArraySlice<UInt8> {
         line.dropping(bytes: line.starts(with: "> ") ? 2 : 1)
     }
 

@@ -153,7 +153,7 @@ import ShelfStore
     /// write libraries do) commits the save before it returns.
     @Test func syncingTheFolderCommitsTheSavesRenamedIntoIt() throws {
         let (_, text) = try saveAtomically(through: ".Plan.md.tmp", replacing: "Read more.", with: "Read it all.")
-        try fs.syncFolder(try folder("Notes"))
+        try fs.makeFolderDurable(try folder("Notes"))
         #expect(try library.store.record(atPath: "Notes/Plan.md")?.text == text)
     }
 
@@ -204,7 +204,7 @@ import ShelfStore
         let invalid = "---\nid: \(book.id)\ntitle: Dune\ncurrent_page: many\n---\n"
         _ = try fs.setAttributes(inode, changes: AttributeChanges(size: 0))  // O_TRUNC
         _ = try fs.write(inode, offset: 0, data: Array(invalid.utf8), appending: false)
-        try fs.sync(inode)
+        try fs.makeDurable(inode)
         let stored = try #require(try library.store.record(id: book.id))
         #expect(stored.text == invalid)
         #expect(stored.draftDiagnostics?.isEmpty == false)

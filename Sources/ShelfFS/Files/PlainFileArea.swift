@@ -71,7 +71,7 @@ struct PlainFileArea: Sendable {
     }
 
     /// Syncs the folder's entries to disk (`fsync` of the folder on the mount).
-    func syncFolder(_ path: MountPath) throws(Errno) {
+    func makeFolderDurable(_ path: MountPath) throws(Errno) {
         let fd = openat(folder.fd, relative(path), O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .current }
         defer { close(fd) }

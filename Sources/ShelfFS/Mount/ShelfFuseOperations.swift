@@ -279,7 +279,7 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func fsync(_ request: Request, inode: Inode, handle: UInt64, dataOnly: Bool, reply: EmptyReply) {
-        answer(reply) { try fileSystem.sync(inode.rawValue) }
+        answer(reply) { try fileSystem.makeDurable(inode.rawValue) }
     }
 
 
@@ -344,7 +344,7 @@ public final class ShelfFuseOperations: FuseOperations {
     }
 
     public func fsyncdir(_ request: Request, inode: Inode, handle: UInt64, dataOnly: Bool, reply: EmptyReply) {
-        answer(reply) { try fileSystem.syncFolder(inode.rawValue) }
+        answer(reply) { try fileSystem.makeFolderDurable(inode.rawValue) }
     }
 
     public func statfs(_ request: Request, inode: Inode, reply: StatisticsReply) {

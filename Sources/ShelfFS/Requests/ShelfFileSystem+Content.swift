@@ -223,7 +223,7 @@ extension ShelfFileSystem {
 
     /// `fsync`: saves an item's unsaved writes and waits until the store has them on disk;
     /// plain files are synced to their disk.
-    func sync(_ inode: UInt64) throws {
+    func makeDurable(_ inode: UInt64) throws {
         switch inodes.key(of: inode) {
         case .item, .newItemFile:
             try saves.save(inode)
@@ -239,12 +239,12 @@ extension ShelfFileSystem {
     /// `fsync` of a folder, which makes the renames into it durable on a disk filesystem:
     /// commits the saves waiting in it (an atomic save's rename does not wait for the store),
     /// then waits until the store and the folder's plain files are on disk.
-    func syncFolder(_ inode: UInt64) throws {
+    func makeFolderDurable(_ inode: UInt64) throws {
         let folder = try folderPath(inode)
         for unsaved in saves.buffers.unsavedInodes() {
             if let key = inodes.key(of: unsaved), path(of: key)?.parent == folder { try saves.save(unsaved) }
         }
         try store.synchronize()
-        try plain.syncFolder(folder)
+        try plain.makeFolderDurable(folder)
     }
 }

@@ -12,9 +12,9 @@ import Darwin
 /// The parsers work on bytes, never on `Character`s: every boundary they cut at is an ASCII byte
 /// (`\n`, `> `, ` ^`), so a combining mark after `> ` or a prepended mark before ` ^id` cannot
 /// shift a cut, and a 500-passage book parses in a single cheap pass.
-struct SourceText {
+struct LinedText {
     let bytes: [UInt8]
-    let lines: [SourceLine]
+    let lines: [TextLine]
 
     init(_ raw: String) {
         bytes = Self.normalized(raw)
@@ -46,28 +46,28 @@ struct SourceText {
         return normalized
     }
 
-    private static func lines(of bytes: [UInt8]) -> [SourceLine] {
-        var lines: [SourceLine] = []
+    private static func lines(of bytes: [UInt8]) -> [TextLine] {
+        var lines: [TextLine] = []
         var start = 0
         bytes.withUnsafeBufferPointer { buffer in
             var lineBreak = buffer.index(of: UInt8(ascii: "\n"), from: 0)
             while lineBreak < buffer.count {
-                lines.append(SourceLine(number: lines.count + 1, bytes: bytes[start..<lineBreak]))
+                lines.append(TextLine(number: lines.count + 1, bytes: bytes[start..<lineBreak]))
                 start = lineBreak + 1
                 lineBreak = buffer.index(of: UInt8(ascii: "\n"), from: start)
             }
         }
         if start < bytes.count {
-            lines.append(SourceLine(number: lines.count + 1, bytes: bytes[start...]))
+            lines.append(TextLine(number: lines.count + 1, bytes: bytes[start...]))
         }
         return lines
     }
 }
 
 /// One line without its `\n`, numbered from 1 in the whole file.
-struct SourceLine {
+struct TextLine {
     let number: Int
-    /// The line's bytes; their indices are offsets into `SourceText.bytes`.
+    /// The line's bytes; their indices are offsets into `LinedText.bytes`.
     let bytes: ArraySlice<UInt8>
 
     var text: String { String(decoding: bytes, as: UTF8.self) }
