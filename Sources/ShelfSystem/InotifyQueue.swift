@@ -85,7 +85,6 @@ public final class InotifyQueue: Sendable {
                 return .wokenUp
             }
             if ready > 0 { return .events }
-            if deadline == nil { continue }
         }
     }
 
@@ -95,9 +94,10 @@ public final class InotifyQueue: Sendable {
         _ = write(wakePipe.write, &byte, 1)
     }
 
-    /// Every event queued now, in order; empty when none is.
+    /// Every event queued now, in order; empty when none is. Read a page at a time (room for
+    /// any event, whose name is at most `NAME_MAX`): a wake usually brings a few.
     public func readEvents() -> [Event] {
-        var buffer = [UInt8](repeating: 0, count: 64 * 1024)
+        var buffer = [UInt8](repeating: 0, count: 4096)
         var events: [Event] = []
         while true {
             let count = buffer.withUnsafeMutableBytes { read(inotify, $0.baseAddress, $0.count) }

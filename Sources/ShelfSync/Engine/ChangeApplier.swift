@@ -107,7 +107,7 @@ struct ChangeApplier {
     /// The derived change that resolves `heads` (oldest first), named by them all (`A~B~C`) even
     /// where the result equals one of them, so a change later made on top of it names every
     /// edit it contains. An edit beats a delete (but not the same copy made again: see
-    /// ``isRemade(_:deletedBy:)``); contents merge pairwise: the older heads first, as a device
+    /// ``isRemade(_:base:deletedBy:)``); contents merge pairwise: the older heads first, as a device
     /// that met only them merged them, then the newest onto that. No device pushes it: every
     /// device derives it. `heads`: two or more.
     private func merge(_ heads: [CloudChange]) throws -> CloudChange {
