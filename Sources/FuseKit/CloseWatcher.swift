@@ -82,7 +82,9 @@ public final class CloseWatcher: @unchecked Sendable {
     }
 
     /// Starts the thread; called by the session once the kernel is connected to `mountpoint`.
-    package func connect(mountpoint: String) {
+    /// `whenWatching` runs once the folders queued so far are watched (at once if closes
+    /// cannot be watched at all).
+    package func connect(mountpoint: String, whenWatching: @escaping @Sendable () -> Void) {
         let queue = condition.withLock { () -> InotifyQueue? in
             guard !worker.isStopping, !worker.isRunning, self.queue == nil else { return nil }
             do {
@@ -94,8 +96,9 @@ public final class CloseWatcher: @unchecked Sendable {
             self.mountpoint = mountpoint
             return self.queue
         }
-        guard let queue, !worker.start({ [self] in watchUntilStopped(queue) }) else { return }
-        condition.withLock { letGo() }  // stopped meanwhile
+        guard let queue else { return whenWatching() }
+        guard !worker.start({ [self] in watchUntilStopped(queue, whenWatching: whenWatching) }) else { return }
+        condition.withLock { letGo() }  // stopped meanwhile: never ready
     }
 
     /// Stops the thread and waits (at most `timeout`) for it to end. A thread still adding a
@@ -116,11 +119,16 @@ public final class CloseWatcher: @unchecked Sendable {
         condition.broadcast()
     }
 
-    private func watchUntilStopped(_ queue: InotifyQueue) {
+    private func watchUntilStopped(_ queue: InotifyQueue, whenWatching: @Sendable () -> Void) {
         var folders: [Int32: Inode] = [:]
+        var isFirstRound = true
         while let (mountpoint, newFolders, handler, drainTicket) = nextRound() {
             for folder in newFolders {
                 if let inode = addWatch(queue, mountpoint, folder, into: &folders) { handler?(.watching(folder: inode)) }
+            }
+            if isFirstRound {
+                isFirstRound = false
+                whenWatching()
             }
             // A drain asked for is answered without waiting: the read below takes what is queued.
             if drainTicket == nil { _ = queue.wait(timeout: nil) }

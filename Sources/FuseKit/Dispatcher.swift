@@ -19,6 +19,8 @@ final class Dispatcher: @unchecked Sendable {
     var session: OpaquePointer?
     /// Set once mounted; the close watcher watches folders below it.
     var mountpoint: String?
+    /// Set by `run` before the loop: called once the mount is fully set up.
+    var whenReady: (@Sendable () -> Void)?
 
     init(filesystem: any FuseOperations, notifier: Notifier, closeWatcher: CloseWatcher) {
         self.filesystem = filesystem
@@ -70,7 +72,11 @@ final class Dispatcher: @unchecked Sendable {
         connection.pointee.max_write = min(info.maximumWrite, connection.pointee.max_write)
         nonisolated(unsafe) let session = self.session
         notifier.start { invalidation in Self.send(invalidation, on: session) }
-        if let mountpoint { closeWatcher.connect(mountpoint: mountpoint) }
+        if let mountpoint {
+            closeWatcher.connect(mountpoint: mountpoint, whenWatching: whenReady ?? {})
+        } else {
+            whenReady?()
+        }
     }
 
     private static func send(_ invalidation: Notifier.Invalidation, on session: OpaquePointer?) -> Int32 {

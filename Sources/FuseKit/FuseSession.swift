@@ -169,9 +169,15 @@ public final class FuseSession: @unchecked Sendable {
     /// Serves requests until the mount goes away or (with `handlingSignals`) a SIGINT, SIGTERM
     /// or SIGHUP arrives; then unmounts. Signal handlers are process-wide: pass false when
     /// several sessions share a process (tests).
-    public func run(handlingSignals: Bool = true) throws(FuseSessionError) {
+    ///
+    /// `whenReady` runs once, on another thread, when the kernel has connected and the close
+    /// watcher has its first watches: from then on the mount looks itself up only when a folder
+    /// is made, so an unmount right after is not refused as busy by the mount's own lookups.
+    public func run(handlingSignals: Bool = true,
+                    whenReady: (@Sendable () -> Void)? = nil) throws(FuseSessionError) {
         guard let session, mountpoint != nil, !hasRun else { throw .sessionAlreadyUsed }
         hasRun = true
+        dispatcher.whenReady = whenReady
         let installedSignals = handlingSignals && fuse_set_signal_handlers(session) == 0
         if installedSignals { Self.unblockExitSignals() }
         dispatcher.requestWatch.start()

@@ -190,6 +190,39 @@ struct MountTests {
         }
     }
 
+    /// Ready means the mount no longer looks itself up (adding a watch does), so nothing of its
+    /// own can make an unmount right after busy. A raw session: the watch is queued before run.
+    @Test func readyComesOnceTheFoldersQueuedBeforeRunAreWatched() throws {
+        let directory = try scratchDirectory()
+        defer { rmdir(directory) }
+        let session = try FuseSession(filesystem: MemoryFilesystem(),
+                                      options: MountOptions(filesystemName: "fusekit-test", subtype: "test"))
+        try session.mount(at: directory)
+        let events = Mutex<[CloseWatcher.Event]>([])
+        session.closeWatcher.onEvent { event in events.withLock { $0.append(event) } }
+        session.closeWatcher.watch(folder: "")
+        let atReady = Mutex<[CloseWatcher.Event]?>(nil)
+        let ready = DispatchSemaphore(value: 0), ended = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? session.run(handlingSignals: false) {
+                atReady.withLock { $0 = events.withLock { $0 } }
+                ready.signal()
+            }
+            ended.signal()
+        }.start()
+        defer {
+            if ended.wait(timeout: .now() + 10) != .success {
+                _ = try? CommandRunner.run("fusermount3", ["-u", "-z", directory], in: "/", timeout: .seconds(10))
+                _ = ended.wait(timeout: .now() + 10)
+            }
+        }
+        let wasReady = ready.wait(timeout: .now() + 10) == .success
+        let unmount = try CommandRunner.run("fusermount3", ["-u", directory], in: "/", timeout: .seconds(10))
+        #expect(wasReady)
+        #expect(atReady.withLock { $0 } == [.watching(folder: .root)])
+        #expect(unmount.succeeded, "\(unmount)")
+    }
+
     @Test func externalUnmountEndsRunCleanly() throws {
         let filesystem = MemoryFilesystem()
         try TestMount.withMount(filesystem) { mount throws in
@@ -260,11 +293,6 @@ struct MountpointErrorTests {
         }
     }
 
-    private func scratchDirectory() throws -> String {
-        let path = FileManager.default.temporaryDirectory.appendingPathComponent("fusekit-bad-\(UUID())").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
-        return path
-    }
 
     @Test func missingMountpoint() throws {
         let directory = try scratchDirectory()
@@ -315,4 +343,11 @@ struct MountpointErrorTests {
         ]
         for error in errors { #expect(!error.description.contains("\n"), "\(error)") }
     }
+}
+
+/// A new empty folder to mount on (or fail to).
+private func scratchDirectory() throws -> String {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("fusekit-\(UUID())").path
+    try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false)
+    return path
 }

@@ -24,13 +24,15 @@ import ShelfSystem
         let mountpoint = library.folder.appendingPathComponent("mnt").path
         try FileManager.default.createDirectory(atPath: mountpoint, withIntermediateDirectories: true)
         let mount = try ShelfMount(store: library.store, mountpoint: mountpoint)
-        let ended = DispatchSemaphore(value: 0)
+        let ready = DispatchSemaphore(value: 0), ended = DispatchSemaphore(value: 0)
         let outcome = Mutex<Result<Void, any Error>?>(nil)
         let thread = Thread {
-            outcome.withLock { $0 = Result { try mount.run() } }
+            outcome.withLock { $0 = Result { try mount.run { ready.signal() } } }
             ended.signal()
         }
         thread.start()
+        // Once ready, nothing of the mount's own holds it, so the unmount below must not be busy.
+        #expect(ready.wait(timeout: .now() + 10) == .success, "run() must say when the mount is set up")
         let read = try CommandRunner.run("cat", ["Notes/Plan.md"], in: mountpoint, timeout: .seconds(10))
         let unmount = try CommandRunner.run("fusermount3", ["-u", mountpoint], in: "/", timeout: .seconds(10))
         let returned = ended.wait(timeout: .now() + 10) == .success

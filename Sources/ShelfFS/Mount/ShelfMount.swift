@@ -51,8 +51,9 @@ public final class ShelfMount: Sendable {
     }
 
     /// Serves the mount until it is unmounted (`fusermount3 -u`, SIGINT, SIGTERM); pending saves
-    /// are committed before it returns.
-    public func run() throws {
-        try session.run(handlingSignals: true)
+    /// are committed before it returns. `whenReady` runs once the mount is fully set up (see
+    /// `FuseSession.run(handlingSignals:whenReady:)`): the moment to say it is mounted.
+    public func run(whenReady: (@Sendable () -> Void)? = nil) throws {
+        try session.run(handlingSignals: true, whenReady: whenReady)
     }
 }

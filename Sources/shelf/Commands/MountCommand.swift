@@ -65,18 +65,20 @@ struct MountCommand: ParsableCommand {
                                        options: ShelfMount.Options(allowOther: allowOther, debug: debug,
                                                                    downloadTimeout: .milliseconds(Int64(downloadTimeout.value * 1000))))
             let rounds = engine.map { SyncRunner(engine: $0, interval: pollInterval, logger: Logger(label: "shelf.sync")) }
-            // The kernel holds requests until the loop below takes them, so the mount is
-            // ready for systemd (Type=notify) and for people as soon as it exists.
-            Self.log("mounted \(store.folder.path) at \(path)")
             if notify { DesktopNotifier(store: store, log: Self.log)?.start() }
-            SystemdNotifier.send("READY=1\nSTATUS=Mounted \(store.folder.path) at \(path)")
             defer {
                 SystemdNotifier.send("STOPPING=1")
                 Self.log("unmounted \(path)")
             }
             rounds?.start()
             defer { rounds?.stop() }
-            try mount.run()
+            // Ready for systemd (Type=notify), for the background mount's parent and for people
+            // once the mount is set up; an unmount before that can be refused as busy.
+            let mounted = Self.mountedLine(library: store.folder.path, mountpoint: path)
+            try mount.run {
+                Self.log(mounted)
+                SystemdNotifier.send("READY=1\nSTATUS=Mounted \(store.folder.path) at \(path)")
+            }
         } else {
             try mountInBackground(store: store, mountpoint: path)
         }
@@ -109,14 +111,12 @@ struct MountCommand: ParsableCommand {
                 FileHandle.standardError.write(Data("Still mounting \(store.folder.path) (log: \(log.path))…\n".utf8))
                 toldWaiting = true
             }
-            if ShelfMounts.isShelfMount(path) {
+            if Self.linesSince(logStart, of: log).contains("shelf: " + Self.mountedLine(library: store.folder.path, mountpoint: path)) {
                 print("Mounted \(store.folder.path) at \(path). Unmount with `shelf unmount \(path)`.")
                 return
             }
             if let status = daemon.exitStatus() {
-                let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-                let newLines = output.utf8.count > logStart ? String(output.utf8.dropFirst(logStart)) ?? output : output
-                let lastLine = newLines.split(separator: "\n").last.map(String.init) ?? "the mount process exited with status \(status)"
+                let lastLine = Self.linesSince(logStart, of: log).last ?? "the mount process exited with status \(status)"
                 throw CLIError(lastLine.replacingOccurrences(of: "Error: ", with: ""))
             }
             Thread.sleep(forTimeInterval: 0.02)
@@ -126,6 +126,20 @@ struct MountCommand: ParsableCommand {
 
     /// How long `shelf mount` waits for its daemon's mount to appear.
     static let mountWait = Duration.seconds(120)
+
+    /// What the daemon logs once the mount is set up; the background mount waits for it.
+    static func mountedLine(library: String, mountpoint: String) -> String {
+        "mounted \(library) at \(mountpoint)"
+    }
+
+    /// The lines `log` gained past its first `offset` bytes (all of them if it was truncated).
+    private static func linesSince(_ offset: Int, of log: URL) -> [String] {
+        guard let file = try? FileHandle(forReadingFrom: log) else { return [] }
+        defer { try? file.close() }
+        let end = (try? file.seekToEnd()) ?? 0
+        try? file.seek(toOffset: end >= UInt64(offset) ? UInt64(offset) : 0)
+        return String(decoding: (try? file.readToEnd()) ?? Data(), as: UTF8.self).split(separator: "\n").map(String.init)
+    }
 }
 
 extension MountCommand {

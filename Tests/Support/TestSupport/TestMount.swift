@@ -31,6 +31,8 @@ public final class TestMount: @unchecked Sendable {
     private let runEnded = NSCondition()
     private var outcome: Result<Void, FuseSessionError>?
     private var servingThread: pthread_t?
+    /// Signalled once by the session when the mount is set up.
+    private let ready = DispatchSemaphore(value: 0)
 
     /// One mount at a time in the whole test process.
     private static let exclusive = NSLock()
@@ -40,7 +42,8 @@ public final class TestMount: @unchecked Sendable {
     /// The session's close watcher (for filesystems with stateless opens).
     public var closeWatcher: CloseWatcher { session.closeWatcher }
 
-    /// Mounts `filesystem` on a fresh temporary directory, runs `body`, and always unmounts.
+    /// Mounts `filesystem` on a fresh temporary directory, runs `body` once the mount is
+    /// ready, and always unmounts.
     public static func withMount<T>(_ filesystem: some FuseOperations,
                                     options: MountOptions = MountOptions(filesystemName: "fusekit-test", subtype: "test"),
                                     handlingSignals: Bool = false,
@@ -66,11 +69,13 @@ public final class TestMount: @unchecked Sendable {
         self.mountpoint = mountpoint
         session = try FuseSession(filesystem: filesystem, options: options)
         try session.mount(at: mountpoint)
-        let thread = Thread { [self] in
+        let thread = Thread { [self, ready] in
             runEnded.lock()
             servingThread = pthread_self()
             runEnded.unlock()
-            let result = Result { () throws(FuseSessionError) in try session.run(handlingSignals: handlingSignals) }
+            let result = Result { () throws(FuseSessionError) in
+                try session.run(handlingSignals: handlingSignals) { ready.signal() }
+            }
             runEnded.lock()
             outcome = result
             runEnded.broadcast()
@@ -80,9 +85,11 @@ public final class TestMount: @unchecked Sendable {
         thread.start()
     }
 
-    /// Waits until the mount is listed in /proc/self/mountinfo and answers a `stat` of its root.
+    /// Waits until the session says the mount is ready, is listed in /proc/self/mountinfo and
+    /// answers a `stat` of its root.
     private func waitUntilLive(timeout: Duration = .seconds(10)) throws {
-        guard let mounted = MountTable.mount(at: mountpoint) else { throw TestMountError.mountNotLive(mountpoint) }
+        guard ready.wait(timeout: .now() + timeout.timeInterval) == .success,
+              let mounted = MountTable.mount(at: mountpoint) else { throw TestMountError.mountNotLive(mountpoint) }
         connectionLock.lock()
         connection = mounted.deviceMinor
         connectionLock.unlock()
