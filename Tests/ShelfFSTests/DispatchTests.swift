@@ -102,6 +102,23 @@ import ShelfStore
         #expect(fs.kernel.staleAttributes.areStale([replaced]) == [false], "nothing is kept for a forgotten inode")
     }
 
+    /// The kernel may forget a file as soon as no program holds it (memory pressure evicts it
+    /// between a writer's close and the save that close starts): a new file's unsaved writes
+    /// stay its own, under the same inode when its name is looked up again, and are saved.
+    @Test func aNewFileForgottenBeforeItsFirstSaveKeepsItsWrites() throws {
+        let created = try fs.create(parent: try folder("Notes"), name: "Draft.md", mode: 0o644,
+                                    flags: OpenFlags(rawValue: O_WRONLY | O_CREAT | O_TRUNC))
+        let written = created.entry.attributes.inode.rawValue
+        _ = try fs.write(written, offset: 0, data: Array("Kept.\n".utf8), appending: false)
+        fs.forget(written, count: .max)
+        #expect(!fs.inodes.isKnownToKernel(written))
+        let again = try inode("Notes", "Draft.md")
+        #expect(again == written, "a file with unsaved writes keeps its number")
+        #expect(try readFile(again) == "Kept.\n")
+        try fs.saves.save(written)
+        #expect(try library.store.record(atPath: "Notes/Draft.md")?.text == "Kept.\n")
+    }
+
     /// Writers of one file share it, as on a disk: one writer's bytes are the other's, a stat
     /// shows the unsaved size, and nothing reaches the store until a save.
     @Test func writesAreHeldUntilSaved() throws {

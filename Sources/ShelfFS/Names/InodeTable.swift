@@ -142,26 +142,31 @@ final class InodeTable: Sendable {
 
     /// The kernel dropped `count` references to `inode`. Returns true when it no longer knows
     /// the inode at all. `holdsWrites`: the inode's file has writes not saved yet, which are
-    /// saved into what it stands for, so a file replaced since (no longer its key's) stays
-    /// numbered until ``dropForgotten(_:)``.
+    /// saved into what it stands for: it stays numbered (its name finds it again, a new file
+    /// before its first save too) until ``dropForgotten(_:)`` once they are saved.
     @discardableResult
     func forget(_ inode: UInt64, count: UInt64, holdsWrites: Bool = false) -> Bool {
         state.withLock { state in
             guard inode != Self.rootInode, let node = state.nodes[inode] else { return false }
             node.lookups -= min(count, node.lookups)
             guard node.lookups == 0 else { return false }
-            let isReplaced = state.byKey[node.key] !== node
-            if !Self.keepsNumber(node.key) || (isReplaced && !holdsWrites) { Self.drop(node, from: &state) }
+            if !holdsWrites, Self.isDroppedWhenForgotten(node, in: state) { Self.drop(node, from: &state) }
             return true
         }
     }
 
-    /// Drops `inode` if the kernel forgot it and it was replaced (its writes are saved now).
+    /// Drops `inode` if the kernel forgot it while it held writes, now saved.
     func dropForgotten(_ inode: UInt64) {
         state.withLock { state in
-            guard let node = state.nodes[inode], node.lookups == 0, state.byKey[node.key] !== node else { return }
+            guard let node = state.nodes[inode], node.lookups == 0, Self.isDroppedWhenForgotten(node, in: state) else { return }
             Self.drop(node, from: &state)
         }
+    }
+
+    /// Whether a node the kernel no longer knows goes: an item's current file keeps its number
+    /// (a listing made before may still name it); anything else, or a file replaced since, goes.
+    private static func isDroppedWhenForgotten(_ node: Node, in state: State) -> Bool {
+        !keepsNumber(node.key) || state.byKey[node.key] !== node
     }
 
     /// Whether the kernel holds `inode` (its lookup count is above zero).

@@ -1,7 +1,8 @@
 import Foundation
 
 /// A fresh folder under the system's temporary folder, removed with everything in it when the
-/// value goes away.
+/// value goes away — kept, and named on stdout, when `SHELF_KEEP_SCRATCH` is set (a soak or a
+/// loop chasing a rare failure looks at what the failing run left).
 public final class TemporaryFolder: Sendable {
     public let url: URL
 
@@ -11,7 +12,13 @@ public final class TemporaryFolder: Sendable {
         try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     }
 
-    deinit { try? FileManager.default.removeItem(at: url) }
+    deinit {
+        if ProcessInfo.processInfo.environment["SHELF_KEEP_SCRATCH"] != nil {
+            print("scratch folder kept (SHELF_KEEP_SCRATCH): \(url.path)")
+        } else {
+            try? FileManager.default.removeItem(at: url)
+        }
+    }
 
     /// A path inside the folder that does not exist yet.
     public func child(_ name: String) -> URL { url.appendingPathComponent(name, isDirectory: true) }
