@@ -51,10 +51,10 @@ import ShelfStore
 
     @Test func listingMergesItemsAndPlainFilesAndHidesStatus() throws {
         _ = try writeFile("Notes", "picture.png", "png")
-        let names = try fs.list(root).map(\.name)
+        let names = try fs.list(root).names.map(\.name)
         #expect(names == ["Books", "Notes"], "/.shelf/ is reachable by its path but not listed")
-        #expect(try fs.list(try folder("Notes")).map(\.name) == ["Plan.md", "picture.png"])
-        #expect(try fs.list(try folder(".shelf")).map(\.name) == StatusFolder.fileNames)
+        #expect(try fs.list(try folder("Notes")).names.map(\.name) == ["Plan.md", "picture.png"])
+        #expect(try fs.list(try folder(".shelf")).names.map(\.name) == StatusFolder.fileNames)
         #expect(try fs.lookup(parent: root, name: "missing").isNegative)
     }
 
@@ -68,7 +68,7 @@ import ShelfStore
         #expect(moved == temp, "the file keeps its inode under its new name")
         #expect(moved != replaced)
         #expect(try readFile(moved) == "blob")
-        #expect(try fs.list(objects).map(\.name) == ["old"])
+        #expect(try fs.list(objects).names.map(\.name) == ["old"])
     }
 
     @Test func statSizeIsTheStoredSizeWithoutReading() throws {
@@ -119,6 +119,38 @@ import ShelfStore
         #expect(try library.store.record(atPath: "Notes/Draft.md")?.text == "Kept.\n")
     }
 
+    /// A new file's first save commits its item before the file's inode takes the item's key,
+    /// and the change follower may index the item in between: a lookup then still finds the
+    /// file being saved, never a second inode that would show the store's bytes instead of its.
+    @Test func aNewFileBeingSavedIsFoundWhileItsItemIsIndexedAlready() throws {
+        let created = try fs.create(parent: try folder("Notes"), name: "Draft.md", mode: 0o644,
+                                    flags: OpenFlags(rawValue: O_WRONLY | O_CREAT | O_TRUNC))
+        let written = created.entry.attributes.inode.rawValue
+        _ = try fs.write(written, offset: 0, data: Array("Being saved.\n".utf8), appending: false)
+        let landed = try library.store.insert(.note(Note(title: "Draft", content: "Stored.\n")))
+        #expect(landed.path == "Notes/Draft.md")
+        #expect(try ChangeFollower(fileSystem: fs, after: fs.loadedSequence).poll() > 0)
+        #expect(fs.index.summary(at: MountPath("Notes/Draft.md"))?.id == landed.item.id)
+        #expect(fs.announcer.queued.isEmpty, "the item is the new file's: nothing appeared elsewhere")
+        let found = try inode("Notes", "Draft.md")
+        #expect(found == written)
+        #expect(try readFile(found) == "Being saved.\n")
+    }
+
+    /// A file the kernel forgot while it held unsaved writes keeps them when its item's name
+    /// moves on to another file (as a change from elsewhere makes it): they are saved into the
+    /// item, and only then does the inode go.
+    @Test func writesOfAForgottenFileSurviveItsNameMovingOn() throws {
+        let record = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        let plan = try inode("Notes", "Plan.md")
+        _ = try fs.write(plan, offset: 0, data: Array("Last.\n".utf8), appending: true)
+        fs.forget(plan, count: .max)
+        fs.saves.giveAnotherFile(to: record.item.id, at: MountPath("Notes/Plan.md"))
+        try fs.saves.save(plan)
+        #expect(try library.store.record(id: record.item.id)?.text == record.text + "Last.\n")
+        #expect(fs.inodes.key(of: plan) == nil, "saved, the forgotten inode goes")
+    }
+
     /// Writers of one file share it, as on a disk: one writer's bytes are the other's, a stat
     /// shows the unsaved size, and nothing reaches the store until a save.
     @Test func writesAreHeldUntilSaved() throws {
@@ -163,7 +195,7 @@ import ShelfStore
         let saved = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         #expect(saved.item.id == record.item.id)
         #expect(saved.text == text)
-        #expect(try fs.list(notes).map(\.name) == ["Plan.md"])
+        #expect(try fs.list(notes).names.map(\.name) == ["Plan.md"])
     }
 
     /// `fsync` of the folder after the rename (what makes a rename durable on disk, as atomic
@@ -188,7 +220,7 @@ import ShelfStore
         #expect(back.item.id == record.item.id)
         #expect(back.version > record.version)
         #expect(try library.store.trashedItems().isEmpty)
-        #expect(try fs.list(notes).map(\.name) == ["Plan.md"])
+        #expect(try fs.list(notes).names.map(\.name) == ["Plan.md"])
     }
 
     @Test func aSaveOverAChangeFromElsewhereKeepsBothSides() throws {
@@ -402,7 +434,7 @@ import ShelfStore
     @Test func aListingMadeBeforeAChangeElsewhereSendsTheChangedNameAlone() throws {
         let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode.rawValue
         let plan = try fs.lookup(parent: notes, name: "Plan.md").attributes.inode.rawValue
-        let listed = try fs.list(notes).filter { $0.name == "Plan.md" }
+        let listed = try fs.list(notes).names.filter { $0.name == "Plan.md" }
         #expect(listed.map(\.inode) == [plan])
         try changeElsewhere("One.\n")
         _ = try poll()

@@ -36,7 +36,7 @@ import ShelfStore
     /// Sends one `readdirplus` batch of `folder` as the kernel would ask for it: its entries
     /// reach the kernel.
     private func listPlus(_ folder: UInt64) throws -> [ShelfFileSystem.ListingEntry] {
-        let listed = try fs.dotEntries(of: folder) + fs.list(folder)
+        let listed = try fs.dotEntries(of: folder) + fs.list(folder).names
         let entries = fs.entries(for: listed[...])
         fs.sent(zip(listed, entries).compactMap { name, entry in
             if case .full = entry, !name.isDotEntry { return name.node } else { return nil }
@@ -59,6 +59,18 @@ import ShelfStore
         #expect(try opendir(status).cacheDirectory == false, "the status folder is never cached")
     }
 
+    /// A file sync wrote beside the notes changes the folder's names: the next open drops the
+    /// kernel's copy, which the reads of an open made just before may have filled after the
+    /// invalidation reached the kernel. An open with nothing changed keeps it.
+    @Test func anOpenAfterNamesChangedElsewhereRefillsTheKernelsCopy() throws {
+        #expect(try opendir(notes).keepCache)
+        try Data("png".utf8).write(to: URL(fileURLWithPath: fs.plain.realPath(MountPath("Notes/picture.png"))))
+        fs.plainFileChangedElsewhere(MountPath("Notes/picture.png"))
+        let afterChange = try opendir(notes)
+        #expect(!afterChange.keepCache && afterChange.cacheDirectory, "the names changed: the kernel fills its copy again")
+        #expect(try opendir(notes).keepCache, "nothing changed since: the kernel lists from its copy")
+    }
+
     @Test func namesTheKernelHoldsFreshAreSentAlone() throws {
         func nameOnly(_ entries: [ShelfFileSystem.ListingEntry]) -> Int {
             entries.count(where: { if case .nameOnly = $0 { true } else { false } })
@@ -71,7 +83,7 @@ import ShelfStore
         fs.invalidate(.content(note4))
         let entries = try listPlus(notes)
         #expect(nameOnly(entries) == 14, "a read file and one invalidated get their attributes again")
-        let listed = try fs.dotEntries(of: notes) + fs.list(notes)
+        let listed = try fs.dotEntries(of: notes) + fs.list(notes).names
         let full = zip(listed, entries).compactMap { name, entry in
             if case .full = entry { name.name } else { nil }
         }

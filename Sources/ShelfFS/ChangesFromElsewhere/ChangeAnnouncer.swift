@@ -76,6 +76,11 @@ final class ChangeAnnouncer: @unchecked Sendable {
         }
     }
 
+    /// The announcements not made yet, oldest first.
+    var queued: [Announcement] {
+        condition.withLock { queue }
+    }
+
     /// Where the mount is, once attached.
     var mountpoint: String? {
         condition.withLock { mountpointPath }

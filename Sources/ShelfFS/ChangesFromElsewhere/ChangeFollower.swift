@@ -102,6 +102,11 @@ final class ChangeFollower: Sendable {
         } while !index.put(current, for: id, ifStill: known)
         // A newer placeholder state: bytes fetched for the one it replaced are not its.
         if current?.isPlaceholder == true { fileSystem.downloads.discard(id) }
+        // An item appearing where a new file of this mount waits for its first save is that
+        // save landing, or another device's item that save will meet: the name shows the new
+        // file either way, so nothing is announced (its announcement would look the name up as
+        // the item's, and give the file a second inode).
+        if known == nil, let current, fileSystem.newItemFiles.pending(at: MountPath(current.path)) != nil { return }
         let itemInode = fileSystem.inodes.kernelInode(for: .item(id))
         if let current, known?.path != current.path { announceName(MountPath(current.path)) }
         if let known, known.path != current?.path {

@@ -285,15 +285,15 @@ public final class ShelfFuseOperations: FuseOperations {
 
     public func opendir(_ request: Request, inode: Inode, flags: OpenFlags, reply: OpenReply) {
         answer(reply) {
-            let listing = OpenListing(dotEntries: try fileSystem.dotEntries(of: inode.rawValue),
-                                      names: try fileSystem.list(inode.rawValue))
+            let folder = try fileSystem.list(inode.rawValue)
+            let listing = OpenListing(dotEntries: try fileSystem.dotEntries(of: inode.rawValue), names: folder.names)
             let handle = listings.withLock { listings in
                 defer { listings.next += 1 }
                 listings.open[listings.next] = listing
                 return listings.next
             }
             // Without keep-cache, the kernel drops the folder's cached listing at this open.
-            let cache = fileSystem.listingCache(listing.names, of: inode.rawValue)
+            let cache = fileSystem.listingCache(folder, of: inode.rawValue)
             return OpenedFile(handle: handle, keepCache: cache == .serve, cacheDirectory: cache != .none)
         }
     }

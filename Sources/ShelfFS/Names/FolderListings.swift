@@ -44,18 +44,29 @@ final class FolderListings: Sendable {
         self.newItemFiles = newItemFiles
     }
 
+    /// A folder's names, and whether they changed since the folder was last listed.
+    struct Listing {
+        var names: [Listed]
+        /// Names came or went since the last listing (or unsaved new files make it one that is
+        /// never kept): a copy the kernel filled from an earlier listing is out of date, even
+        /// after an invalidation, which can reach the kernel before the reads that fill it.
+        var namesChanged: Bool
+    }
+
     /// The names in `folder`, from the cache while its stamp holds.
-    func list(_ folder: MountPath) throws -> [Listed] {
+    func list(_ folder: MountPath) throws -> Listing {
         let stamp = Stamp(items: index.generation(of: folder), numbering: inodes.generation,
                           names: folders.namespaceGeneration)
         // Unsaved new files are listed but not stamped: such a folder is listed afresh.
         let hasNewFiles = !newItemFiles.names(in: folder).isEmpty
-        if !hasNewFiles, let cached = cache.withLock({ $0[folder] }), cached.stamp == stamp {
-            return cached.listed
+        let cached = cache.withLock { $0[folder] }
+        if !hasNewFiles, let cached, cached.stamp == stamp {
+            return Listing(names: cached.listed, namesChanged: false)
         }
         let listed = try makeListing(of: folder)
         if !hasNewFiles { cache.withLock { $0[folder] = (stamp, listed) } }
-        return listed
+        let namesChanged = hasNewFiles || cached.map { !$0.listed.lazy.map(\.name).elementsEqual(listed.lazy.map(\.name)) } ?? false
+        return Listing(names: listed, namesChanged: namesChanged)
     }
 
     /// `.` and `..` of `folder` (whose inode is `inode`), which start every kernel listing
@@ -91,8 +102,12 @@ final class FolderListings: Sendable {
                 others.append((name, .plain(folder.appending(name))))
             }
             if isItemFolder {
-                items = index.items(in: folder).items
-                others += newItemFiles.names(in: folder).map { ($0.name, .newItemFile($0.pending)) }
+                // A new file's name shows the new file, also while its first save lands and the
+                // index holds its item already (as a lookup resolves it).
+                let newFiles = newItemFiles.names(in: folder)
+                let newNames = Set(newFiles.map(\.name))
+                items = index.items(in: folder).items.filter { newNames.isEmpty || !newNames.contains($0.name) }
+                others += newFiles.map { ($0.name, .newItemFile($0.pending)) }
             }
         }
         others.sort { $0.name.utf8.lexicographicallyPrecedes($1.name.utf8) }

@@ -25,6 +25,11 @@ enum NodeKey: Hashable, Sendable {
 /// plain entries are dropped when the kernel forgets them, so the
 /// table grows with what the kernel holds plus the number of items ever looked up — never with
 /// open files, because Shelf holds no descriptor per item.
+///
+/// An inode whose file holds unsaved writes is never dropped, whatever the kernel forgets or a
+/// name moves on to: its writes are saved into what it stands for, and a new file's name must
+/// find them again. The table asks the buffers (`holdsWrites`) under its own lock when it would
+/// drop one. Lock order: the table, then the buffer table and a buffer's state inside it.
 final class InodeTable: Sendable {
     static let rootInode: UInt64 = 1
 
@@ -43,6 +48,9 @@ final class InodeTable: Sendable {
         /// has more than one name.
         fileprivate var otherPaths: [MountPath] = []
         fileprivate var realFile: UInt64?
+        /// The pending key of a new file its first save made an item, which still finds it
+        /// until the new file's entry is gone (``becameItem(_:_:)``).
+        fileprivate var pendingKey: NodeKey?
 
         fileprivate init(inode: UInt64, key: NodeKey, lookups: UInt64 = 0) {
             self.inode = inode
@@ -68,6 +76,12 @@ final class InodeTable: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Whether an inode's file has writes not saved yet (``ItemBuffers/holdsUnsavedWrites(_:)``).
+    private let holdsWrites: @Sendable (UInt64) -> Bool
+
+    init(holdsWrites: @escaping @Sendable (UInt64) -> Bool) {
+        self.holdsWrites = holdsWrites
+    }
 
     /// Changes whenever the numbering of any key changes: a listing of nodes made at one
     /// generation is still right at the same generation.
@@ -141,16 +155,14 @@ final class InodeTable: Sendable {
     }
 
     /// The kernel dropped `count` references to `inode`. Returns true when it no longer knows
-    /// the inode at all. `holdsWrites`: the inode's file has writes not saved yet, which are
-    /// saved into what it stands for: it stays numbered (its name finds it again, a new file
-    /// before its first save too) until ``dropForgotten(_:)`` once they are saved.
+    /// the inode at all; it is dropped then unless it is an item's current file or holds writes.
     @discardableResult
-    func forget(_ inode: UInt64, count: UInt64, holdsWrites: Bool = false) -> Bool {
+    func forget(_ inode: UInt64, count: UInt64) -> Bool {
         state.withLock { state in
             guard inode != Self.rootInode, let node = state.nodes[inode] else { return false }
             node.lookups -= min(count, node.lookups)
             guard node.lookups == 0 else { return false }
-            if !holdsWrites, Self.isDroppedWhenForgotten(node, in: state) { Self.drop(node, from: &state) }
+            if isDroppedWhenForgotten(node, in: state) { Self.drop(node, from: &state) }
             return true
         }
     }
@@ -158,15 +170,15 @@ final class InodeTable: Sendable {
     /// Drops `inode` if the kernel forgot it while it held writes, now saved.
     func dropForgotten(_ inode: UInt64) {
         state.withLock { state in
-            guard let node = state.nodes[inode], node.lookups == 0, Self.isDroppedWhenForgotten(node, in: state) else { return }
+            guard let node = state.nodes[inode], node.lookups == 0, isDroppedWhenForgotten(node, in: state) else { return }
             Self.drop(node, from: &state)
         }
     }
 
     /// Whether a node the kernel no longer knows goes: an item's current file keeps its number
-    /// (a listing made before may still name it); anything else, or a file replaced since, goes.
-    private static func isDroppedWhenForgotten(_ node: Node, in state: State) -> Bool {
-        !keepsNumber(node.key) || state.byKey[node.key] !== node
+    /// (a listing made before may still name it), and so does a file with unsaved writes.
+    private func isDroppedWhenForgotten(_ node: Node, in state: State) -> Bool {
+        (!Self.keepsNumber(node.key) || state.byKey[node.key] !== node) && !holdsWrites(node.inode)
     }
 
     /// Whether the kernel holds `inode` (its lookup count is above zero).
@@ -190,6 +202,29 @@ final class InodeTable: Sendable {
         }
     }
 
+    /// New file `inode`'s first save made it item `id`. It answers to both keys until
+    /// ``newFileEntryGone(_:)``: a lookup while the save moves the name from the pending file
+    /// to the item finds this inode under either, never a second one.
+    func becameItem(_ inode: UInt64, _ id: ItemID) {
+        state.withLock { state in
+            guard let node = state.nodes[inode] else { return }
+            let pending = node.key
+            node.key = .item(id)
+            node.pendingKey = pending
+            state.byKey[.item(id)] = node
+            state.generation += 1
+        }
+    }
+
+    /// The pending new file `inode` was is gone from the new files: its key finds it no more.
+    func newFileEntryGone(_ inode: UInt64) {
+        state.withLock { state in
+            guard let node = state.nodes[inode], let pending = node.pendingKey else { return }
+            if state.byKey[pending] === node { state.byKey[pending] = nil }
+            node.pendingKey = nil
+        }
+    }
+
     /// The plain path `path` is gone (unlinked, or replaced by a rename; a file with another name
     /// keeps its inode under that name), or item `key` changed elsewhere: its next lookup numbers
     /// another inode, and the one the kernel holds is dropped once forgotten.
@@ -198,7 +233,7 @@ final class InodeTable: Sendable {
             guard let node = state.byKey.removeValue(forKey: key) else { return }
             state.generation += 1
             if case .plain(let path) = key, Self.removeName(path, of: node, in: state) { return }
-            if node.lookups == 0 { Self.drop(node, from: &state) }
+            if node.lookups == 0 && !holdsWrites(node.inode) { Self.drop(node, from: &state) }
         }
     }
 
@@ -229,7 +264,7 @@ final class InodeTable: Sendable {
             let key = NodeKey.plain(path)
             let known = state.byKey[key]
             if let shared = state.linkedFiles[realFile], shared.isInTable, shared !== known,
-               known == nil || known!.lookups == 0 {
+               known == nil || known!.lookups == 0 && !holdsWrites(known!.inode) {
                 if let known { Self.drop(known, from: &state) }
                 if state.byKey[shared.key] === shared { shared.otherPaths.append(path) } else { shared.key = key }
                 state.byKey[key] = shared
@@ -281,6 +316,7 @@ final class InodeTable: Sendable {
     private static func drop(_ node: Node, from state: inout State) {
         state.nodes[node.inode] = nil
         if state.byKey[node.key] === node { state.byKey[node.key] = nil }
+        if let pending = node.pendingKey, state.byKey[pending] === node { state.byKey[pending] = nil }
         for path in node.otherPaths where state.byKey[.plain(path)] === node { state.byKey[.plain(path)] = nil }
         forgetLinks(of: node, in: &state)
         node.isInTable = false

@@ -44,11 +44,13 @@ import Synchronization
 /// 3. The store's writer (`LibraryStore.write`). Inside a transaction no mount lock above is
 ///    ever taken, and nothing waits for the mount: sync asks which items are busy before its
 ///    transaction (``busyItems()``). Debug builds assert both.
-/// 4. Short locks, each a leaf held for memory work only and never while waiting for anything
-///    (but the buffer table, which reads the item index inside it: ``ItemBuffers/freeze``): a
-///    buffer's state, the buffer table, item index, inode table, descriptors, served versions,
-///    recent saves, recent unlinks (read inside a save's transaction), items' access times and
-///    owners, the kernel cache's queue, the log of repeated failures.
+/// 4. Short locks, held for memory work only and never while waiting for anything. Where one
+///    is taken inside another, in this order: the inode table (which asks the buffer table
+///    whether an inode holds unsaved writes before it drops it), the buffer table (which reads
+///    the item index in ``ItemBuffers/freeze``), a buffer's state, the item index. The rest are
+///    leaves: descriptors, served versions, recent saves, recent unlinks (read inside a save's
+///    transaction), items' access times and owners, the kernel cache's queue, the log of
+///    repeated failures.
 ///
 /// Reads, writes and saves of existing items never take `namespaceLock`, so readers and
 /// writers of different files never queue behind one another; a namespace change saves the
@@ -67,7 +69,7 @@ final class ShelfFileSystem: SyncedMount {
 
     let store: LibraryStore
     let index: ItemIndex
-    let inodes = InodeTable()
+    let inodes: InodeTable
     let descriptors = PlainDescriptors()
     let kernel = KernelCache()
     let plain: PlainFileArea
@@ -109,6 +111,8 @@ final class ShelfFileSystem: SyncedMount {
         folders = ItemFolders(plain: plain)
         let committer = ItemCommitter(store: store, conflicts: sync, recentUnlinks: recentUnlinks)
         let journal = try SavePipeline.replayJournal(of: store, into: committer, plain: plain, logger: logger)
+        let buffers = ItemBuffers(journal: journal)
+        inodes = InodeTable(holdsWrites: { [buffers] in buffers.holdsUnsavedWrites($0) })
         for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
         owners = ItemFileOwners(try store.owners())
@@ -127,7 +131,7 @@ final class ShelfFileSystem: SyncedMount {
             })
         statusFolder = StatusFolder(store: store, index: index, sync: sync)
         listings = FolderListings(index: index, inodes: inodes, plain: plain, folders: folders, newItemFiles: newItemFiles)
-        saves = SavePipeline(store: store, journal: journal, idleSaveDelay: idleSaveDelay, index: index, inodes: inodes,
+        saves = SavePipeline(store: store, buffers: buffers, idleSaveDelay: idleSaveDelay, index: index, inodes: inodes,
                              plain: plain, folders: folders, newItemFiles: newItemFiles, owners: owners, kernel: kernel,
                              served: served, committer: committer, namespaceLock: namespaceLock, logger: logger)
         plain.removeLeftovers()
@@ -168,8 +172,10 @@ final class ShelfFileSystem: SyncedMount {
                 ? .status(name: path.name) : nil
         }
         if PathRules.isItemPath(path) {
-            if let summary = index.summary(at: path) { return .item(summary.id) }
+            // A new file first: while its first save lands, the index may hold its item already
+            // (the change follower saw it) before the file's inode takes the item's key.
             if let pending = newItemFiles.pending(at: path) { return .newItemFile(pending) }
+            if let summary = index.summary(at: path) { return .item(summary.id) }
             return nil
         }
         return plain.exists(path) ? .plain(path) : nil
@@ -199,8 +205,7 @@ final class ShelfFileSystem: SyncedMount {
     /// item file, and saved) are dropped, and so is the note that the kernel's attributes of it
     /// are stale.
     func forget(_ inode: UInt64, count: UInt64) {
-        let holdsWrites = saves.buffers.buffer(of: inode)?.isDirty == true
-        guard inodes.forget(inode, count: count, holdsWrites: holdsWrites) else { return }
+        guard inodes.forget(inode, count: count) else { return }
         descriptors.forget(inode)
         saves.buffers.releaseIfSaved(inode)
         kernel.staleAttributes.forgotten(inode)
@@ -209,7 +214,7 @@ final class ShelfFileSystem: SyncedMount {
     typealias Listed = FolderListings.Listed
 
     /// The names in folder `inode` (see ``FolderListings``).
-    func list(_ inode: UInt64) throws -> [Listed] {
+    func list(_ inode: UInt64) throws -> FolderListings.Listing {
         try listings.list(try folderPath(inode))
     }
 
@@ -241,14 +246,15 @@ final class ShelfFileSystem: SyncedMount {
     /// a request about 25 µs, a listing of 100,000 names about 0.3 s).
     static let namesListedPerRequest = 8
 
-    /// How the kernel may cache `folder`'s listing for this open: remade when that is cheaper
-    /// than a `getattr` for each name with stale attributes (after reading most of a folder's
-    /// files), served from the kernel's copy otherwise — so a few files read in a large folder
-    /// never cost a listing of all of it.
-    func listingCache(_ listed: [Listed], of folder: UInt64) -> ListingCache {
+    /// How the kernel may cache `folder`'s listing for this open: remade when its names changed
+    /// since the last listing, or when that is cheaper than a `getattr` for each name with stale
+    /// attributes (after reading most of a folder's files); served from the kernel's copy
+    /// otherwise — so a few files read in a large folder never cost a listing of all of it.
+    func listingCache(_ listing: FolderListings.Listing, of folder: UInt64) -> ListingCache {
         guard case .plain = inodes.key(of: folder) else { return .none }
-        let worthRemaking = max(1, listed.count / Self.namesListedPerRequest)
-        return kernel.staleAttributes.contains(atLeast: worthRemaking, of: listed.lazy.map(\.inode)) ? .refill : .serve
+        if listing.namesChanged { return .refill }
+        let worthRemaking = max(1, listing.names.count / Self.namesListedPerRequest)
+        return kernel.staleAttributes.contains(atLeast: worthRemaking, of: listing.names.lazy.map(\.inode)) ? .refill : .serve
     }
 
     /// One name of a `readdirplus` batch.

@@ -313,6 +313,12 @@ final class ItemBuffers: Sendable {
         buffers.withLock { Set($0.keys) }
     }
 
+    /// Whether `inode`'s file has writes not saved yet (or being saved). Asked by the inode
+    /// table under its lock: this takes the table's lock, then the buffer's.
+    func holdsUnsavedWrites(_ inode: UInt64) -> Bool {
+        buffer(of: inode)?.isDirty == true
+    }
+
     /// Every inode with unsaved writes.
     func unsavedInodes() -> [UInt64] {
         buffers.withLock { $0.values.filter(\.isDirty).map(\.inode) }

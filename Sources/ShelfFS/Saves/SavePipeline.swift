@@ -38,15 +38,15 @@ final class SavePipeline: Sendable {
     private let namespaceLock: NSLock
     private let logger: Logger
 
-    /// `journal`: the library's, already replayed (``replayJournal(of:into:logger:)``).
-    init(store: LibraryStore, journal: SaveJournal, idleSaveDelay: TimeInterval, index: ItemIndex,
+    /// `buffers`: over the library's journal, already replayed (``replayJournal(of:into:logger:)``).
+    init(store: LibraryStore, buffers: ItemBuffers, idleSaveDelay: TimeInterval, index: ItemIndex,
          inodes: InodeTable, plain: PlainFileArea, folders: ItemFolders, newItemFiles: NewItemFiles,
          owners: ItemFileOwners, kernel: KernelCache, served: ServedVersions, committer: ItemCommitter, namespaceLock: NSLock,
          logger: Logger) {
         self.store = store
         self.served = served
         self.committer = committer
-        buffers = ItemBuffers(journal: journal)
+        self.buffers = buffers
         scheduler = SaveScheduler(idleDelay: idleSaveDelay)
         self.index = index
         self.inodes = inodes
@@ -279,8 +279,13 @@ final class SavePipeline: Sendable {
                 }
                 if let owner = creation.owner { owners.set(owner, of: id) }
             }
+            // The name goes from the pending file to the item without a moment of finding
+            // nothing or another inode: the inode takes the item's key (keeping the pending
+            // one), the index learns of the item, and only then does the pending file go.
+            inodes.becameItem(inode, outcome.record.item.id)
+            index.put(ItemSummary(outcome.record))
             newItemFiles.remove(pending)
-            inodes.rekey(inode, to: .item(outcome.record.item.id))
+            inodes.newFileEntryGone(inode)
             return saved(outcome, by: inode, writers: unsaved.writers)
         case .plain(let path):
             // Renamed to a plain name just as it was written: the writes follow it there.
