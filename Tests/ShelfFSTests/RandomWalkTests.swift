@@ -8,7 +8,7 @@ import ShelfStore
 /// xfstests' fsx through a real mount: `scripts/fsx.py` applies a random walk of file operations
 /// to item files and to a shadow copy in a plain folder, and compares the two after every step;
 /// after an unmount and a fresh mount of the same library, every file must still read as its
-/// shadow. Fixed seeds here; `scripts/soak` walks longer.
+/// shadow. Fixed seeds here; `scripts/soak` walks longer (`FORGET=1`: while the kernel forgets).
 @Suite(.serialized) struct RandomWalkTests {
     static let script = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
@@ -16,6 +16,19 @@ import ShelfStore
 
     @Test(arguments: [11, 12, 13])
     func itemFilesReadBackExactlyAsWrittenUnderAnySequence(seed: Int) throws {
+        try walk(seed: seed)
+    }
+
+    /// The same walk while the kernel forgets cached files every moment, as memory pressure
+    /// makes it: a file forgotten between a writer's close and its save, or while its first
+    /// save lands, once lost its unsaved bytes or got a second inode showing older ones.
+    @Test func itemFilesReadBackExactlyWhileTheKernelForgetsThem() throws {
+        let forgetting = try KernelForgetting()
+        defer { forgetting.stop() }
+        try walk(seed: 12)
+    }
+
+    private func walk(seed: Int) throws {
         let library = try MountableLibrary()
         let note = try library.addNote()
         let book = try library.addBook()
