@@ -16,6 +16,7 @@ final class OpenEditor {
         process.arguments = ["-c", Self.script, path, ready.path]
         process.standardInput = input
         try process.run()
+        defer { try? FileManager.default.removeItem(at: ready) }
         try #require(eventually(within: .seconds(20)) { FileManager.default.fileExists(atPath: ready.path) },
                      "the editor read \(path)")
     }
