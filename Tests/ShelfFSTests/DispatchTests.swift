@@ -137,6 +137,20 @@ import ShelfStore
         #expect(try readFile(found) == "Being saved.\n")
     }
 
+    /// Watchers hear of a plain file another device changed as changed when it was there
+    /// before, whether or not the kernel still holds it (memory pressure may have had it
+    /// forgotten), and as new when it was not.
+    @Test func aPlainFileChangedElsewhereIsAnnouncedByWhatWasThereBefore() throws {
+        _ = try folder("Notes")
+        for name in ["map.png", "new.png"] {
+            try Data("png".utf8).write(to: URL(fileURLWithPath: fs.plain.realPath(MountPath("Notes/" + name))))
+        }
+        fs.plainFileChangedElsewhere(MountPath("Notes/map.png"), wasThere: true)
+        fs.plainFileChangedElsewhere(MountPath("Notes/new.png"), wasThere: false)
+        #expect(fs.announcer.queued == [.modified(MountPath("Notes/map.png")),
+                                        .created(MountPath("Notes/new.png"), .plain(MountPath("Notes/new.png")))])
+    }
+
     /// A file the kernel forgot while it held unsaved writes keeps them when its item's name
     /// moves on to another file (as a change from elsewhere makes it): they are saved into the
     /// item, and only then does the inode go.

@@ -42,16 +42,17 @@ extension ShelfFileSystem {
         lastReads.withLock { $0 }
     }
 
-    func plainFileChangedElsewhere(_ path: String) {
-        plainFileChangedElsewhere(MountPath(path))
+    func plainFileChangedElsewhere(_ path: String, wasThere: Bool) {
+        plainFileChangedElsewhere(MountPath(path), wasThere: wasThere)
     }
 
     /// Sync wrote or removed the plain file at `path` behind the mount's back: the kernel
     /// drops what it cached of it (name, attributes, pages) and the mount its open descriptor,
     /// which may name the file it replaced; cached listings are made again (folders sync made
-    /// on the way to it included); watchers of its folder hear of a new or changed
-    /// file from the announcer (a removed one from the kernel's delete notification).
-    func plainFileChangedElsewhere(_ path: MountPath) {
+    /// on the way to it included); watchers of its folder hear of a new file or a changed one
+    /// (`wasThere`: whatever the kernel still holds of it, which memory pressure may have
+    /// dropped) from the announcer, of a removed one from the kernel's delete notification.
+    func plainFileChangedElsewhere(_ path: MountPath, wasThere: Bool) {
         folders.noteNamespaceChange()
         let inode = inodes.kernelInode(for: .plain(path))
         if let inode {
@@ -74,11 +75,13 @@ extension ShelfFileSystem {
         }
         invalidate(.content(Inode(parent)))
         switch (plain.exists(path), inode) {
-        case (true, nil):
-            invalidate(.entry(parent: Inode(parent), name: path.name))
-            announcer.announce(plain.isDirectory(path) ? .createdFolder(path) : .created(path, .plain(path)))
-        case (true, _?):
-            if !plain.isDirectory(path) { announcer.announce(.modified(path)) }
+        case (true, _):
+            if inode == nil { invalidate(.entry(parent: Inode(parent), name: path.name)) }
+            if !wasThere {
+                announcer.announce(plain.isDirectory(path) ? .createdFolder(path) : .created(path, .plain(path)))
+            } else if !plain.isDirectory(path) {
+                announcer.announce(.modified(path))
+            }
         case (false, let inode?):
             invalidate(.deletion(parent: Inode(parent), child: Inode(inode), name: path.name))
         case (false, nil):

@@ -27,8 +27,9 @@ public protocol SyncedMount: Sendable {
     func fillFetchedBytes() throws
     /// When each item was last read here: the cache budget evicts the others first.
     func readTimes() -> [ItemID: Date]
-    /// Another device changed the plain file at `path`.
-    func plainFileChangedElsewhere(_ path: String)
+    /// Another device changed the plain file (or folder) at `path`, which was there before on
+    /// this device's disk or not: watchers hear of a change or of a new file.
+    func plainFileChangedElsewhere(_ path: String, wasThere: Bool)
 }
 
 /// The items programs hold now (a lock on the file, unsaved writes in it), as a mount sees

@@ -36,15 +36,22 @@ struct PlainFileSync {
 
     // MARK: Applying
 
+    /// What applying a change did to its path on disk.
+    enum DiskEffect: Equatable {
+        case none
+        /// Wrote or removed it; `wasThere`: a file or folder was at the path before.
+        case changed(wasThere: Bool)
+    }
+
     /// Applies a change of a plain file from another device (inside the store transaction
-    /// that records it in `writer`'s ledger); returns whether the disk changed. `device`: this
-    /// one, for naming a conflict copy of what was changed here.
+    /// that records it in `writer`'s ledger); returns what it did to the path on disk. `device`:
+    /// this one, for naming a conflict copy of what was changed here.
     func apply(_ change: CloudChange, with writer: StoreWriter, device: DeviceID,
-               content: (ContentHash) throws -> Data?, deviceName: (DeviceID) -> String) throws -> Bool {
+               content: (ContentHash) throws -> Data?, deviceName: (DeviceID) -> String) throws -> DiskEffect {
         // What stays on each device (a device whose rules were older may have sent it) stays out.
-        guard !ignore.excludes(change.path) else { return false }
+        guard !ignore.excludes(change.path) else { return .none }
         let synced = try writer.plainFileChange(of: change.path).map { try CloudCoding.decoder.decode(CloudChange.self, from: $0) }
-        guard synced?.id != change.id else { return false }
+        guard synced?.id != change.id else { return .none }
         func bytes(_ change: CloudChange) throws -> Data? {
             guard change.kind == Self.fileKind, change.operation == .put else { return nil }
             guard let bytes = try content(change.hash) else { throw ChangeApplier.ContentNotArrived(hash: change.hash) }
@@ -70,20 +77,20 @@ struct PlainFileSync {
         let local = state(of: change.path, known: synced)
         let changedHere = local.map { !$0.matches(synced?.state) } ?? (synced?.operation == .put)
         guard changedHere, let local else {
-            if winner.id == synced?.id { return false }
+            if winner.id == synced?.id { return .none }
             try write(winner.state, at: winner.path, bytes: try bytes(winner))
-            return true
+            return .changed(wasThere: local != nil)
         }
         // Changed here too, not sent yet: the newer side takes the path and the other is kept
         // beside it; a delete from elsewhere loses to the change here.
-        guard winner.operation == .put, local.hash != winner.hash || local.kind != winner.kind else { return false }
+        guard winner.operation == .put, local.hash != winner.hash || local.kind != winner.kind else { return .none }
         if local.modified > winner.time || winner.kind == Self.folderKind {
             try keepCopy(winner.state, time: winner.time, device: winner.device, bytes: try bytes(winner))
         } else {
             try keepCopy(local, time: local.modified, device: device, bytes: self.bytes(at: local.path))
             try write(winner.state, at: winner.path, bytes: try bytes(winner))
         }
-        return true
+        return .changed(wasThere: true)
     }
 
     // MARK: Scanning

@@ -33,7 +33,7 @@ public final class SyncEngine: Sendable {
         let downloads = Atomic<Int>(0)
         let uploads = Atomic<Int>(0)
     }
-    private let plainFileChanged = Mutex<@Sendable (String) -> Void>({ _ in })
+    private let plainFileChanged = Mutex<@Sendable (_ path: String, _ wasThere: Bool) -> Void>({ _, _ in })
     /// When the mount last served each item, for evicting the least recently read first.
     let readTimes = Mutex<@Sendable () -> [ItemID: Date]>({ [:] })
     /// The bytes the last round's held-back changes wait for (see ``awaitedContent``).
@@ -78,8 +78,9 @@ public final class SyncEngine: Sendable {
         readTimes.withLock { $0 = lastRead }
     }
 
-    /// Tells `changed` (the mount) of each plain file a pull wrote or removed, by path.
-    public func reportPlainFileChanges(to changed: @escaping @Sendable (String) -> Void) {
+    /// Tells `changed` (the mount) of each plain file a pull wrote or removed, by path, and
+    /// whether something was at that path before.
+    public func reportPlainFileChanges(to changed: @escaping @Sendable (_ path: String, _ wasThere: Bool) -> Void) {
         plainFileChanged.withLock { $0 = changed }
     }
 
@@ -89,7 +90,7 @@ public final class SyncEngine: Sendable {
         considerBusy { mount.busyItems() }
         fillFetchedFirst { try mount.fillFetchedBytes() }
         evictByLastRead { mount.readTimes() }
-        reportPlainFileChanges { mount.plainFileChangedElsewhere($0) }
+        reportPlainFileChanges { mount.plainFileChangedElsewhere($0, wasThere: $1) }
     }
 
     /// A round now, described in a line for `shelf cloud sync` (which asked a running mount).
@@ -318,7 +319,7 @@ public final class SyncEngine: Sendable {
     /// change, and its save merges with it (the save knows what its bytes were read from).
     private func apply(_ batch: ChangeBatch, cursor: CloudCursor, link: CloudLinkState) throws -> Int {
         let encodedCursor = try CloudCoding.encoder.encode(cursor)
-        var plainChanges: [String] = []
+        var plainChanges: [(path: String, wasThere: Bool)] = []
         if batch.device != link.device { try fillFetched.withLock { $0 }() }
         let busy = batch.device == link.device ? ItemsInUse([]) : itemsInUse()
         let applied = try store.write(as: ChangeOrigin(.sync, device: deviceName(batch.device))) { writer in
@@ -328,9 +329,9 @@ public final class SyncEngine: Sendable {
                 let plain = PlainFileSync(root: store.plainFilesFolder)
                 for change in batch.changes {
                     if PlainFileSync.isPlain(change) {
-                        if try plain.apply(change, with: writer, device: link.device, content: cloud.content,
-                                           deviceName: deviceName) {
-                            plainChanges.append(change.path)
+                        if case .changed(let wasThere) = try plain.apply(change, with: writer, device: link.device,
+                                                                         content: cloud.content, deviceName: deviceName) {
+                            plainChanges.append((change.path, wasThere))
                         }
                         count += 1
                     } else if try busy.contains(change.itemID) || writer.hasDeferredChanges(of: change.itemID) {
@@ -347,7 +348,7 @@ public final class SyncEngine: Sendable {
             return count
         }
         let changed = plainFileChanged.withLock { $0 }
-        for path in plainChanges { changed(path) }
+        for change in plainChanges { changed(change.path, change.wasThere) }
         return applied
     }
 
