@@ -171,8 +171,8 @@ public final class FuseSession: @unchecked Sendable {
     /// several sessions share a process (tests).
     ///
     /// `whenReady` runs once, on another thread, when the kernel has connected and the close
-    /// watcher has its first watches: from then on the mount looks itself up only when a folder
-    /// is made, so an unmount right after is not refused as busy by the mount's own lookups.
+    /// watcher has its first watches: from then on the close watcher looks the mount up only
+    /// for a folder made later, so an unmount right after is not refused as busy by its lookups.
     public func run(handlingSignals: Bool = true,
                     whenReady: (@Sendable () -> Void)? = nil) throws(FuseSessionError) {
         guard let session, mountpoint != nil, !hasRun else { throw .sessionAlreadyUsed }
