@@ -145,8 +145,8 @@ import ShelfStore
         for name in ["map.png", "new.png"] {
             try Data("png".utf8).write(to: URL(fileURLWithPath: fs.plain.realPath(MountPath("Notes/" + name))))
         }
-        fs.plainFileChangedElsewhere(MountPath("Notes/map.png"), wasThere: true)
-        fs.plainFileChangedElsewhere(MountPath("Notes/new.png"), wasThere: false)
+        fs.syncView.plainFileChangedElsewhere(MountPath("Notes/map.png"), wasThere: true)
+        fs.syncView.plainFileChangedElsewhere(MountPath("Notes/new.png"), wasThere: false)
         #expect(fs.announcer.queued == [.modified(MountPath("Notes/map.png")),
                                         .created(MountPath("Notes/new.png"), .plain(MountPath("Notes/new.png")))])
     }

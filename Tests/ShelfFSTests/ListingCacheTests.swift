@@ -65,7 +65,7 @@ import ShelfStore
     @Test func anOpenAfterNamesChangedElsewhereRefillsTheKernelsCopy() throws {
         #expect(try opendir(notes).keepCache)
         try Data("png".utf8).write(to: URL(fileURLWithPath: fs.plain.realPath(MountPath("Notes/picture.png"))))
-        fs.plainFileChangedElsewhere(MountPath("Notes/picture.png"), wasThere: false)
+        fs.syncView.plainFileChangedElsewhere(MountPath("Notes/picture.png"), wasThere: false)
         let afterChange = try opendir(notes)
         #expect(!afterChange.keepCache && afterChange.cacheDirectory, "the names changed: the kernel fills its copy again")
         #expect(try opendir(notes).keepCache, "nothing changed since: the kernel lists from its copy")

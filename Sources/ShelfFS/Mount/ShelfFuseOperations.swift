@@ -38,7 +38,7 @@ public final class ShelfFuseOperations: FuseOperations {
                                          downloadTimeout: downloadTimeout, lockTable: lockTable)
         syncEngine = sync
         failedDownloads = RepeatedFailures(logger: fileSystem.logger)
-        sync?.serve(fileSystem)
+        sync?.serve(fileSystem.syncView)
         follower = ChangeFollower(fileSystem: fileSystem, after: fileSystem.loadedSequence)
     }
 

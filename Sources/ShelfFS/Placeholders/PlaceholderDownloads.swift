@@ -39,6 +39,8 @@ final class PlaceholderDownloads: @unchecked Sendable {
     private var filling: Set<ItemID> = []
     private var fetchedBytes = 0
     private let worker = WorkerThread(name: "shelf.fills")
+    /// When each item was last read through the mount: the cache budget evicts the others first.
+    private let lastReads = Mutex<[ItemID: Date]>([:])
 
     /// Fetched bytes beyond which a download puts them in place itself rather than leave
     /// more to the filler (memory stays bounded however fast a program reads).
@@ -59,6 +61,16 @@ final class PlaceholderDownloads: @unchecked Sendable {
     /// Whether placeholders can exist here at all (the library is linked to a cloud): an
     /// unlinked mount skips every placeholder check on its reads.
     var isLinked: Bool { engine != nil }
+
+    /// Item `id` was read through the mount now (kept only where placeholders exist).
+    func noteRead(_ id: ItemID) {
+        if isLinked { lastReads.withLock { $0[id] = Date() } }
+    }
+
+    /// When each item was last read through the mount.
+    func readTimes() -> [ItemID: Date] {
+        lastReads.withLock { $0 }
+    }
 
     /// Whether item `id` is being downloaded now.
     func isDownloading(_ id: ItemID) -> Bool {

@@ -6,7 +6,6 @@ import ShelfModel
 import ShelfMarkdown
 import ShelfStore
 import ShelfSystem
-import Synchronization
 
 /// The filesystem a Shelf library shows: item files generated from the store, everything else
 /// stored verbatim in the plain-file area, and the `/.shelf/` status folder.
@@ -62,7 +61,7 @@ import Synchronization
 /// No handler touches the mount itself or waits for the kernel: invalidations only queue on
 /// FuseKit's notifier, whose own thread talks to the kernel, and the close watcher adds its
 /// watches on its own thread.
-final class ShelfFileSystem: SyncedMount {
+final class ShelfFileSystem: Sendable {
     static let cacheTimeout: Duration = .seconds(60)
     static let negativeTimeout: Duration = .milliseconds(500)
     static let statusTimeout: Duration = .zero
@@ -88,13 +87,8 @@ final class ShelfFileSystem: SyncedMount {
     /// The process behind each request's thread, so a save is merged against what its own
     /// writer read (``ServedVersions``).
     let processes = RequestProcesses()
-    /// The mount's device number, for finding its files in the kernel's lock table; learnt on
-    /// first need.
-    let mountDevice = Mutex<dev_t?>(nil)
-    /// The kernel's lock table (``KernelFileLocks/table``; tests name one that cannot be read).
-    let lockTable: String
-    /// When each item was last read through the mount: a cache budget evicts the oldest first.
-    let lastReads = Mutex<[ItemID: Date]>([:])
+    /// What the sync engine asks of the mount (nothing of it is the filesystem's own).
+    let syncView: MountSyncView
     /// The change-feed position the index was loaded at: following starts there.
     let loadedSequence: Int64
 
@@ -105,7 +99,6 @@ final class ShelfFileSystem: SyncedMount {
     init(store: LibraryStore, idleSaveDelay: TimeInterval = 1, sync: (any MountSync)? = nil,
          downloadTimeout: Duration = .seconds(10), lockTable: String = KernelFileLocks.table) throws {
         self.store = store
-        self.lockTable = lockTable
         announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
         plain = try PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
@@ -134,6 +127,8 @@ final class ShelfFileSystem: SyncedMount {
         saves = SavePipeline(store: store, buffers: buffers, idleSaveDelay: idleSaveDelay, index: index, inodes: inodes,
                              plain: plain, folders: folders, newItemFiles: newItemFiles, owners: owners, kernel: kernel,
                              served: served, committer: committer, namespaceLock: namespaceLock, logger: logger)
+        syncView = MountSyncView(buffers: buffers, inodes: inodes, downloads: downloads, folders: folders, plain: plain,
+                                 descriptors: descriptors, kernel: kernel, announcer: announcer, lockTable: lockTable)
         plain.removeLeftovers()
         let itemFolders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
             .union(summaries.map { MountPath($0.path).parent })
