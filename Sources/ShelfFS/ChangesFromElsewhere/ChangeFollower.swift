@@ -113,7 +113,7 @@ final class ChangeFollower: Sendable {
             forgetName(MountPath(known.path), deletedInode: current == nil ? itemInode : nil)
         }
         // A file with unsaved writes keeps showing them: its save will keep both sides.
-        let isDirty = itemInode.flatMap { fileSystem.saves.buffers.buffer(of: $0)?.isDirty } == true
+        let isDirty = itemInode.map(fileSystem.saves.buffers.holdsUnsavedWrites) == true
         // A download changes what is stored, not what the file reads (reads waited for it):
         // only its blocks change, and no watcher is told of a change.
         let isDownload = known?.isPlaceholder == true && current?.isPlaceholder == false && known?.size == current?.size

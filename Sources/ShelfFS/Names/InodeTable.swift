@@ -170,15 +170,21 @@ final class InodeTable: Sendable {
     /// Drops `inode` if the kernel forgot it while it held writes, now saved.
     func dropForgotten(_ inode: UInt64) {
         state.withLock { state in
-            guard let node = state.nodes[inode], node.lookups == 0, isDroppedWhenForgotten(node, in: state) else { return }
+            guard let node = state.nodes[inode], isDroppedWhenForgotten(node, in: state) else { return }
             Self.drop(node, from: &state)
         }
     }
 
-    /// Whether a node the kernel no longer knows goes: an item's current file keeps its number
-    /// (a listing made before may still name it), and so does a file with unsaved writes.
+    /// Whether a node goes now that the kernel no longer knows it: an item's current file keeps
+    /// its number (a listing made before may still name it).
     private func isDroppedWhenForgotten(_ node: Node, in state: State) -> Bool {
-        (!Self.keepsNumber(node.key) || state.byKey[node.key] !== node) && !holdsWrites(node.inode)
+        (!Self.keepsNumber(node.key) || state.byKey[node.key] !== node) && isUnused(node)
+    }
+
+    /// Whether nothing needs `node` any more: the kernel holds no lookup of it and its file no
+    /// unsaved writes. No node is dropped otherwise.
+    private func isUnused(_ node: Node) -> Bool {
+        node.lookups == 0 && !holdsWrites(node.inode)
     }
 
     /// Whether the kernel holds `inode` (its lookup count is above zero).
@@ -233,7 +239,7 @@ final class InodeTable: Sendable {
             guard let node = state.byKey.removeValue(forKey: key) else { return }
             state.generation += 1
             if case .plain(let path) = key, Self.removeName(path, of: node, in: state) { return }
-            if node.lookups == 0 && !holdsWrites(node.inode) { Self.drop(node, from: &state) }
+            if isUnused(node) { Self.drop(node, from: &state) }
         }
     }
 
@@ -264,7 +270,7 @@ final class InodeTable: Sendable {
             let key = NodeKey.plain(path)
             let known = state.byKey[key]
             if let shared = state.linkedFiles[realFile], shared.isInTable, shared !== known,
-               known == nil || known!.lookups == 0 && !holdsWrites(known!.inode) {
+               known.map(isUnused) ?? true {
                 if let known { Self.drop(known, from: &state) }
                 if state.byKey[shared.key] === shared { shared.otherPaths.append(path) } else { shared.key = key }
                 state.byKey[key] = shared

@@ -186,7 +186,7 @@ extension ShelfFileSystem {
     /// What `inode` stands for once its unsaved writes are committed: an item's attributes
     /// describe the save that `close()` just ended (read-your-writes), not the one before it.
     private func keyWithWritesSaved(_ inode: UInt64) throws -> NodeKey? {
-        if saves.buffers.buffer(of: inode)?.isDirty == true { try saves.save(inode) }
+        if saves.buffers.holdsUnsavedWrites(inode) { try saves.save(inode) }
         let key = inodes.key(of: inode)
         if case .item(let id)? = key, downloads.isLinked { try downloads.fillPending([id]) }
         return key
