@@ -44,4 +44,61 @@ import TestSupport
 
         try devices.expectAgreed([a, b, c], on: "Notes/Plan.md", reading: "one\na again\n", oneCopyHolding: "one\nb once\n")
     }
+
+    /// Both devices keep b's losing edit aside under its one derived id, and each pushes its copy.
+    /// b's next edit continues that line, so a retires its copy; b's own copy, arriving right
+    /// after, meets a's copy as a merge of two copies made from nothing — still no edit, so the
+    /// retirement stands (it once brought the copy back on both devices for good).
+    @Test func twoCopiesOfOneEditMetInACloudDoNotBringBackARetiredOne() throws {
+        let devices = try Devices(delayed: true)
+        let (a, b, c, id) = try devices.threeHolding("Notes/Plan.md", "one\ntwo\n")
+        let now = Date()
+        _ = try b.write("Notes/Plan.md", "one\nb first\n", modified: now.addingTimeInterval(1))
+        try b.sync()
+        let firstEdit = try #require(try b.store.write { try $0.syncedCloudChange(of: id) })
+        let copyID = ChangeApplier.asideID(of: firstEdit)
+
+        // a's newer edit beats b's first, which a keeps aside and pushes.
+        _ = try a.write("Notes/Plan.md", "one\na once\n", modified: now.addingTimeInterval(2))
+        try devices.deliver(only: { _, to in to == "a" })
+        try a.sync()
+        #expect(try a.store.record(id: copyID)?.text == "one\nb first\n", "a keeps b's first edit aside")
+
+        // b, which has seen nothing of a's, keeps its first edit aside too, and continues it.
+        _ = try b.write("Notes/Plan.md", "one\nb again\n", modified: now.addingTimeInterval(3))
+        try b.store.write { writer in
+            _ = try writer.saveConflictCopy(Data("one\nb first\n".utf8), id: copyID, kind: .note, beside: "Notes/Plan.md",
+                                            time: firstEdit.time, device: "b", tag: ChangeApplier.asideTag(copyID))
+        }
+        #expect(try b.sync().pushed == 2, "b pushes its continuation and its copy in one batch")
+        try devices.deliver(only: { _, to in to == "a" })
+        try a.sync()
+        #expect(try a.store.record(id: copyID) == nil, "a retired its copy: b continued what it kept")
+        try devices.settle(a, b, c)
+
+        try devices.expectAgreed([a, b, c], on: "Notes/Plan.md", reading: "one\nb again\n", oneCopyHolding: "one\na once\n")
+    }
+
+    /// b's first edit loses to a's, and b's next edit (not pushed yet, newest of all) beats a's:
+    /// the next edit stays on b's line, so the copy b keeps of its first edit in that same pull
+    /// is retired there and then, as every other device retires it when the next edit arrives.
+    @Test func anOwnEditThatWinsARebaseRetiresTheCopyOfTheEditItContinues() throws {
+        let devices = try Devices(delayed: true)
+        let (a, b, c, id) = try devices.threeHolding("Notes/Plan.md", "one\ntwo\n")
+        let now = Date()
+        _ = try b.write("Notes/Plan.md", "one\nb first\n", modified: now.addingTimeInterval(1))
+        try b.sync()
+        let firstEdit = try #require(try b.store.write { try $0.syncedCloudChange(of: id) })
+        _ = try a.write("Notes/Plan.md", "one\na once\n", modified: now.addingTimeInterval(2))
+        try a.sync()
+
+        _ = try b.write("Notes/Plan.md", "one\nb again\n", modified: now.addingTimeInterval(3))
+        try devices.deliver(only: { _, to in to == "b" })
+        try b.sync()
+        #expect(try b.store.record(id: ChangeApplier.asideID(of: firstEdit)) == nil,
+                "b's next edit continues its first: no copy of the first is left")
+        try devices.settle(a, b, c)
+
+        try devices.expectAgreed([a, b, c], on: "Notes/Plan.md", reading: "one\nb again\n", oneCopyHolding: "one\na once\n")
+    }
 }

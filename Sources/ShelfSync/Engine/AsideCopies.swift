@@ -41,13 +41,20 @@ extension ChangeApplier {
         try writer.trash(id: copyID, reason: "superseded: a later edit continued what it kept aside")
     }
 
-    /// Whether `put` (made on `base`) only makes again what the concurrent `delete` removed: an
-    /// item made from nothing with the very bytes the delete took away. Only a conflict copy,
-    /// whose id every device derives alike, is made so on two devices: one retired it while the
-    /// other, not knowing, kept the same losing edit aside. That carries no edit, so the
-    /// retirement stands; letting it beat the delete would keep a retired copy for good.
-    static func isRemade(_ put: ItemState, base: ChangeID?, deletedBy delete: ItemState) -> Bool {
-        put.operation == .put && base == nil && delete.operation == .delete && put.hash == delete.hash
+    /// Whether `put` only makes again what the concurrent `delete` removed: an item made from
+    /// nothing (``isMadeFromNothing(_:)``) with the very bytes the delete took away. Only a
+    /// conflict copy, whose id every device derives alike, is made so on two devices: one retired
+    /// it while the other, not knowing, kept the same losing edit aside. That carries no edit, so
+    /// the retirement stands; letting it beat the delete would keep a retired copy for good.
+    static func isRemade(_ put: ItemState, madeFromNothing: Bool, deletedBy delete: ItemState) -> Bool {
+        put.operation == .put && madeFromNothing && delete.operation == .delete && put.hash == delete.hash
+    }
+
+    /// Whether `change` was made on no earlier change: an edit without a base, or a derived merge
+    /// of such edits only (two devices' copies of one losing edit, met in the cloud).
+    func isMadeFromNothing(_ change: CloudChange) throws -> Bool {
+        guard change.mergedFrom != nil else { return change.base == nil }
+        return try CloudChange.edits(in: change.id).allSatisfy { try history.known($0).map { $0.base == nil } ?? false }
     }
 
     func author(of change: CloudChange) throws -> CloudChange {

@@ -35,7 +35,7 @@ struct ChangeApplier {
     /// base, to which bytes — what two devices that end apart must have done differently.
     let logger: Logger
     /// The item histories as this device knows them, read once per transaction.
-    private let history: ChangeHistory
+    let history: ChangeHistory
     /// The bytes this applier read from the cloud or stored there: merges read the same
     /// bytes again and again. It lives as long as the applier, one store transaction.
     private let fetched = CloudBytesRead()
@@ -107,7 +107,7 @@ struct ChangeApplier {
     /// The derived change that resolves `heads` (oldest first), named by them all (`A~B~C`) even
     /// where the result equals one of them, so a change later made on top of it names every
     /// edit it contains. An edit beats a delete (but not the same copy made again: see
-    /// ``isRemade(_:base:deletedBy:)``); contents merge pairwise: the older heads first, as a device
+    /// ``isRemade(_:madeFromNothing:deletedBy:)``); contents merge pairwise: the older heads first, as a device
     /// that met only them merged them, then the newest onto that. No device pushes it: every
     /// device derives it. `heads`: two or more.
     private func merge(_ heads: [CloudChange]) throws -> CloudChange {
@@ -115,8 +115,9 @@ struct ChangeApplier {
         if let derived = try history.known(id) { return derived }
         let newest = heads[heads.count - 1]
         let deletes = heads.filter { $0.operation == .delete }
-        let puts = heads.filter { put in
-            put.operation == .put && !deletes.contains { Self.isRemade(put.state, base: put.base, deletedBy: $0.state) }
+        let puts = try heads.filter { put in
+            let madeFromNothing = try isMadeFromNothing(put)
+            return put.operation == .put && !deletes.contains { Self.isRemade(put.state, madeFromNothing: madeFromNothing, deletedBy: $0.state) }
         }
         let lead = puts.last ?? deletes.last ?? newest
         var state = lead.state
@@ -203,9 +204,9 @@ struct ChangeApplier {
         let id = remote.itemID
         var isOnTopOfRemote = true
         switch (local.operation, remote.operation) {
-        case (.delete, .put) where Self.isRemade(remote.state, base: remote.base, deletedBy: local):
+        case (.delete, .put) where Self.isRemade(remote.state, madeFromNothing: try isMadeFromNothing(remote), deletedBy: local):
             return true  // the local retirement stays, and is pushed on top of the copy made again
-        case (.put, .delete) where Self.isRemade(local, base: base?.id, deletedBy: remote.state):
+        case (.put, .delete) where Self.isRemade(local, madeFromNothing: base == nil, deletedBy: remote.state):
             try take(remote.state, title: remote.title, of: id, claim: remote)
         case (.delete, .put): try take(remote.state, title: remote.title, of: id, claim: remote)  // an edit beats a delete
         case (.put, .delete), (.delete, .delete): return true  // the local edit stays, and is pushed
@@ -226,13 +227,15 @@ struct ChangeApplier {
                     guard let kind = ItemKind(rawValue: remote.kind) else { return true }
                     targetBytes = newer
                     isOnTopOfRemote = !(localIsNewer && base != nil)
+                    // The local edit continues this device's line from `base`, winning or not:
+                    // a copy of that line's earlier edit (kept aside here, maybe in this very
+                    // pull) is retired, as every device retires it when this edit arrives.
+                    if let base { try retireCopy(of: base, continuedOn: device) }
                     if localIsNewer {
                         // Every device whose own edit beats `remote` keeps it aside alike.
                         try keepConflictCopy(older, of: remote, beside: local.path)
                     } else {
-                        // A local edit that loses continues this device's line from `base`: its
-                        // copy takes over from that line's earlier one.
-                        if let base { try retireCopy(of: base, continuedOn: device) }
+                        // The losing local edit's copy takes over from the retired one.
                         _ = try writer.saveConflictCopy(older, kind: kind, beside: local.path, time: local.modified,
                                                         device: deviceName(device))
                     }
