@@ -78,6 +78,12 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
         ]),
+        /// The PostgreSQL sizing behind scripts/bench-postgres (a cloud of a million rows); not part of the test suite.
+        .executableTarget(name: "shelf-cloud-size", dependencies: [
+            "ShelfSync", "TestSupport",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
 
         .testTarget(name: "ShelfMarkdownTests", dependencies: [
             "ShelfModel", "ShelfMarkdown", "TestSupport",

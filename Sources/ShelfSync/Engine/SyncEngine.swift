@@ -40,7 +40,7 @@ public final class SyncEngine: Sendable {
     private let awaited = Mutex<Set<ContentHash>>([])
 
     /// Changes read from the cloud per round trip.
-    private static let pullLimit = 1000
+    public static let pullLimit = 1000
     /// Items pushed per batch.
     static let pushLimit = 1000
 
