@@ -266,7 +266,7 @@ import TestSupport
                 return edits.allSatisfy { text.contains(Self.paragraph($0.key, $0.value) + "\n") }
             }
         }
-        #expect(converged, "every device shows the same notes, each with every device's last edit: \(snapshots.first ?? [:])")
+        #expect(converged, "every device shows the same notes, each with every device's last edit: \(Self.differences(snapshots))")
         #expect(snapshots.first?.keys.sorted() == Self.notes.map { String($0.dropFirst("Notes/".count)) }.sorted(),
                 "edits that merge leave no conflict copy")
 
