@@ -33,6 +33,9 @@ let package = Package(
         /// every file operation, unmounting that always happens, records for scripts/test).
         .target(name: "TestSupport", dependencies: ["FuseKit", "ShelfSystem", "ShelfModel", "ShelfStore", .product(name: "GRDB", package: "GRDB.swift")],
                 path: "Tests/Support/TestSupport"),
+        /// The swift-testing side of the test support: the trait every suite carries, which keeps a
+        /// failing test's scratch folders and removes a passing one's.
+        .target(name: "TestTraits", dependencies: ["TestSupport"], path: "Tests/Support/TestTraits"),
         /// The commit a release build records (`shelf --version`), set by scripts/package.
         .target(name: "CShelfBuild"),
         .target(name: "ShelfModel"),
@@ -86,21 +89,21 @@ let package = Package(
         ]),
 
         .testTarget(name: "ShelfMarkdownTests", dependencies: [
-            "ShelfModel", "ShelfMarkdown", "TestSupport",
+            "TestTraits", "ShelfModel", "ShelfMarkdown", "TestSupport",
             .product(name: "PropertyBased", package: "swift-property-based"),
             .product(name: "Yams", package: "Yams"),
         ]),
-        .testTarget(name: "ShelfStoreTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
-        .testTarget(name: "ShelfImportTests", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "TestSupport"],
+        .testTarget(name: "ShelfStoreTests", dependencies: ["TestTraits", "ShelfModel", "ShelfMarkdown", "ShelfStore", "TestSupport", .product(name: "GRDB", package: "GRDB.swift")]),
+        .testTarget(name: "ShelfImportTests", dependencies: ["TestTraits", "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ShelfSyncTests", dependencies: [
-            "ShelfSync", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport",
+            "TestTraits", "ShelfSync", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
-        .testTarget(name: "ShelfSystemTests", dependencies: ["ShelfSystem", "TestSupport"]),
-        .testTarget(name: "FuseKitTests", dependencies: ["FuseKit", "CFuse", "ShelfSystem", "TestSupport"]),
-        .testTarget(name: "ShelfFSTests", dependencies: ["ShelfFS", "ShelfStore", "ShelfSync", "ShelfModel", "ShelfMarkdown", "FuseKit", "ShelfSystem", "TestSupport"]),
-        .testTarget(name: "ShelfCLITests", dependencies: ["shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),
+        .testTarget(name: "ShelfSystemTests", dependencies: ["TestTraits", "ShelfSystem", "TestSupport"]),
+        .testTarget(name: "FuseKitTests", dependencies: ["TestTraits", "FuseKit", "CFuse", "ShelfSystem", "TestSupport"]),
+        .testTarget(name: "ShelfFSTests", dependencies: ["TestTraits", "ShelfFS", "ShelfStore", "ShelfSync", "ShelfModel", "ShelfMarkdown", "FuseKit", "ShelfSystem", "TestSupport"]),
+        .testTarget(name: "ShelfCLITests", dependencies: ["TestTraits", "shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),
     ]
 )

@@ -2,10 +2,11 @@ import Foundation
 @testable import FuseKit
 import Synchronization
 import Testing
+import TestTraits
 
 /// FuseKit's request plumbing without a kernel: replies, errno mapping, the notifier queue and
 /// directory batches.
-struct ReplyTests {
+@Suite(.scratchFolders) struct ReplyTests {
     /// Records what a reply delivered.
     final class Recorder<Success>: @unchecked Sendable {
         private let lock = NSLock()

@@ -2,12 +2,13 @@ import Foundation
 import Synchronization
 import FuseKit
 import TestSupport
+import TestTraits
 import Testing
 import ShelfSystem
 
 /// Real kernel mounts of ``MemoryFilesystem``, driven by ordinary tools. Serialized: one
 /// mount at a time (the harness also enforces this across test targets).
-@Suite(.serialized)
+@Suite(.serialized, .scratchFolders)
 struct MountTests {
     /// Runs `script` in the mount and expects it to succeed, returning its stdout.
     private func sh(_ mount: TestMount, _ script: String) throws -> String {
@@ -280,7 +281,7 @@ private final class HangingFilesystem: FuseOperations, @unchecked Sendable {
 }
 
 /// Mounting refuses bad mountpoints with a one-line error that names the fix.
-@Suite(.serialized)
+@Suite(.serialized, .scratchFolders)
 struct MountpointErrorTests {
     private func mountError(at path: String, devicePath: String = "/dev/fuse") -> FuseSessionError? {
         do {

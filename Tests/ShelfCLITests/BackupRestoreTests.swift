@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// `shelf export` as a backup of everything the mount shows, and `shelf import` of a folder as
 /// a restore that never undoes work done in Shelf since.

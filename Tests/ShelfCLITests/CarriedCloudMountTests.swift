@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import TestSupport
+import TestTraits
 
 /// Two mounted devices whose cloud folders are carried between them as a file-sync tool
 /// (Syncthing) carries them: each file whole, under a temporary name then renamed, in the

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// What the README promises when the cloud folder is not what a device can use: it stops sync
 /// with an error that says why, and nothing in the library changes.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// `kill -9` of the mount daemon at the worst moments: every byte a program wrote is there
 /// after the next mount — the save the daemon had not committed yet comes back from the journal.

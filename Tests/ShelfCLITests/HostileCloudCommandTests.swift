@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// What a person sees when someone else writes into their cloud folder: the batch is held back
 /// and named in `shelf cloud status`, exports go on, and forget-device drops it. And a library

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestTraits
 
 /// The end-to-end check: init, import a Goodreads export with every quirk, export, read
 /// every exported file with a standard frontmatter parser, and find nothing changes the second time.

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// No input takes the mount down: an item file written far past what an item may hold costs
 /// the daemon no memory (its bytes stay on disk, in the journal, then beside the item as a

@@ -3,6 +3,7 @@ import ShelfMarkdown
 import ShelfModel
 import ShelfStore
 import Testing
+import TestTraits
 
 /// list, show, search, status and trash on the sample library.
 @Suite(.scratchFolders) struct LibraryCommandsTests {

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestTraits
 
 /// How commands find their library, and the one-line errors when they cannot.
 @Suite(.scratchFolders) struct LibrarySelectionTests {

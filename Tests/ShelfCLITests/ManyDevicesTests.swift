@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 
 /// Eight devices, each its own library and `shelf mount` daemon syncing through one cloud, all
 /// editing at once from threads of their own, the way people with several machines and
@@ -139,14 +140,14 @@ import TestSupport
         try withDevices(.folder, count: 2) { devices in
             let (a, b) = (devices[0], devices[1])
             let path = Self.notes[0]
-            #expect(try converge(devices) { $0.count == Self.notes.count }.converged)
+            #expect(try converge(devices, accept: Self.holdsTheNotes).converged)
 
             // Different paragraphs: B's stale buffer carries the old d0, and A's d0 stays.
             let scratch = FileManager.default.temporaryDirectory
             let stale = try OpenEditor(b.mountpoint + "/" + path, scratch: scratch)
             try a.rewriteOwnParagraph(of: path, to: "from a", atomically: false)
-            #expect(try eventually(within: .seconds(10)) { try b.read(path).contains("d0: from a\n") },
-                    "b's mount shows a's edit (and has served it)")
+            let shown = try eventually(within: .seconds(10)) { try b.read(path).contains("d0: from a\n") }
+            #expect(shown, "b's mount shows a's edit (and has served it)")
             try stale.save(replacingLineStarting: "d1: ", with: "d1: from b", atomically: false)
             let merged = try converge(devices) { files in
                 let text = files[String(path.dropFirst("Notes/".count))] ?? ""
@@ -158,7 +159,8 @@ import TestSupport
             // The same paragraph: the save wins, the other side is kept once.
             let staleAgain = try OpenEditor(b.mountpoint + "/" + path, scratch: scratch)
             try a.rewriteOwnParagraph(of: path, to: "again from a", atomically: true)
-            #expect(try eventually(within: .seconds(10)) { try b.read(path).contains("d0: again from a\n") })
+            let shownAgain = try eventually(within: .seconds(10)) { try b.read(path).contains("d0: again from a\n") }
+            #expect(shownAgain)
             try staleAgain.save(replacingLineStarting: "d0: ", with: "d0: overruled by b", atomically: true)
             let resolved = try converge(devices) { files in
                 files[String(path.dropFirst("Notes/".count))]?.contains("d0: overruled by b\n") == true
@@ -179,14 +181,14 @@ import TestSupport
     /// the same paragraph: a device's successive saves are one line of history, so only the
     /// newest edit of each side can lose, and at most one copy is left — of the older side.
     ///
-    /// Its predicates are named functions, not closures: Swift 6.3.1 gave two of this body's
-    /// closures (among those of its `#expect` expansions) one discriminator, and the last
-    /// `converge` ran the first one's predicate, which could never hold by then.
+    /// Its predicates are named functions, not closures: inside a closure, Swift 6.3.1 numbers the
+    /// closures an `#expect` expansion makes with a second counter, so one of them and a closure
+    /// of the body got one symbol, and the last `converge` ran the other's predicate, which could
+    /// never hold by then.
     @Test func autosavesAgainstASaveElsewhereLeaveAtMostOneCopy() throws {
         try withDevices(.folder, count: 2) { devices in
             let (a, b) = (devices[0], devices[1])
-            func holdsTheNotes(_ files: [String: String]) -> Bool { files.count == Self.notes.count }
-            #expect(try converge(devices, accept: holdsTheNotes).converged)
+            #expect(try converge(devices, accept: Self.holdsTheNotes).converged)
             func draft(_ text: String, of read: String) -> String {
                 read.replacingOccurrences(of: #"(?m)^d0: .*$"#, with: "d0: \(text)", options: .regularExpression)
             }
@@ -233,6 +235,10 @@ import TestSupport
         }
     }
 
+    /// Whether `files` are the shared notes and nothing else. A named function, as every predicate
+    /// that meets an `#expect` in one test body: see the autosave test.
+    static func holdsTheNotes(_ files: [String: String]) -> Bool { files.count == notes.count }
+
     /// Each file that not every snapshot shows alike, with what each shows (nil: not listed);
     /// all of the first snapshot where they agree.
     static func differences(_ snapshots: [[String: String]]) -> [String: [String?]] {
@@ -251,7 +257,7 @@ import TestSupport
     }
 
     func editAtOnceThenContest(_ devices: [Device]) throws {
-        #expect(try converge(devices) { $0.count == Self.notes.count }.converged, "every device has the shared notes")
+        #expect(try converge(devices, accept: Self.holdsTheNotes).converged, "every device has the shared notes")
 
         // Everyone edits their own paragraph of the shared notes, from their own thread.
         let lastEdits = LastEdits()

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ShelfFS
 import TestSupport
+import TestTraits
 import Testing
 import ShelfSystem
 

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// Two devices sharing a PostgreSQL cloud through the CLI and their mounts, set up as the
 /// README says: an administrator runs `shelf cloud setup-sql`, each device keeps the password

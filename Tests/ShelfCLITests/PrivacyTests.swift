@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// A reading library is personal: what Shelf creates is its owner's only, and so is the mount
 /// unless `--allow-other` is asked for.

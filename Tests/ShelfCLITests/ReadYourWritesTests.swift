@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestTraits
 
 /// Once `close()` on an item file returns, its `user.shelf.*` attributes and every `shelf`
 /// command see that save — although the daemon learns of the close only through inotify, a

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// Two libraries ("devices") on this machine linked to one cloud folder, through the CLI and
 /// their mounts, as a person with a laptop and a desktop would use them.

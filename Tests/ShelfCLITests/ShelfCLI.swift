@@ -2,10 +2,11 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 
 /// Runs the built `shelf` binary the way a user's shell would, with its own config folder so
 /// tests never read or write the real `~/.config/shelf`, and a deadline so a hang fails the test.
-/// Its suite carries ``ScratchFolders`` (`@Suite(.scratchFolders)`), which removes the scratch
+/// Its suite carries `ScratchFolders` (`@Suite(.scratchFolders)`), which removes the scratch
 /// folder when the test passes and keeps it, named, when it fails.
 struct ShelfCLI {
     /// A scratch folder per test: `library/`, `config/`, and room for exports and import files.
@@ -16,7 +17,10 @@ struct ShelfCLI {
         scratch = FileManager.default.temporaryDirectory
             .appendingPathComponent("shelf-cli-\(UUID().uuidString)", isDirectory: true)
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
-        ScratchFolders.made(scratch, sourceLocation: sourceLocation)
+        if !ScratchScope.adopt(scratch) {
+            Issue.record("\(scratch.path) will stay: add .scratchFolders to this suite so it is removed when the test passes",
+                         severity: .warning, sourceLocation: sourceLocation)
+        }
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_CONFIG_HOME"] = scratch.appendingPathComponent("config").path
         environment["HOME"] = scratch.path
@@ -125,68 +129,6 @@ struct ShelfCLI {
                   result.status != 0 else { return }
         }
     }
-}
-
-/// Removes the scratch folders a test's ``ShelfCLI``s made once the test has passed (libraries of
-/// thousands of notes add up over runs), and keeps them when it failed, naming each in a warning
-/// beside the failure so the library, its logs and the cloud can be looked at.
-struct ScratchFolders: TestTrait, SuiteTrait, TestScoping {
-    /// The folders made in the running test, found through a task local (tests run in parallel).
-    @TaskLocal static var current: Made?
-
-    final class Made: Sendable {
-        let folders = Mutex<[URL]>([])
-        let failed = Mutex(false)
-    }
-
-    /// Records `folder` for removal; a test outside this trait keeps it and is told so.
-    static func made(_ folder: URL, sourceLocation: SourceLocation) {
-        guard let made = current else {
-            Issue.record("\(folder.path) will stay: add .scratchFolders to this suite so it is removed when the test passes",
-                         severity: .warning, sourceLocation: sourceLocation)
-            return
-        }
-        made.folders.withLock { $0.append(folder) }
-    }
-
-    var isRecursive: Bool { true }
-
-    /// Once per test case (each argument of a parameterised test has its own folders).
-    func scopeProvider(for test: Test, testCase: Test.Case?) -> Self? { testCase == nil ? nil : self }
-
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        let made = Made()
-        defer { finish(made, test: test) }
-        do {
-            try await Self.$current.withValue(made) {
-                try await IssueHandlingTrait.compactMapIssues { issue in
-                    if issue.isFailure { made.failed.withLock { $0 = true } }
-                    return issue
-                }.provideScope(for: test, testCase: testCase, performing: function)
-            }
-        } catch {
-            made.failed.withLock { $0 = true }
-            throw error
-        }
-    }
-
-    private func finish(_ made: Made, test: Test) {
-        let folders = made.folders.withLock { $0 }
-        if made.failed.withLock({ $0 }) {
-            for folder in folders {
-                Issue.record("\(test.name) failed; its scratch folder is kept: \(folder.path)", severity: .warning)
-            }
-        } else if ProcessInfo.processInfo.environment["SHELF_KEEP_SCRATCH"] != nil {
-            for folder in folders { print("\(test.name): scratch folder kept (SHELF_KEEP_SCRATCH): \(folder.path)") }
-        } else {
-            for folder in folders { try? FileManager.default.removeItem(at: folder) }
-        }
-    }
-}
-
-extension Trait where Self == ScratchFolders {
-    /// Removes the scratch folders of each passing test (``ScratchFolders``).
-    static var scratchFolders: Self { ScratchFolders() }
 }
 
 extension String {

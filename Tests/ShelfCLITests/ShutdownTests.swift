@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 
 /// The end of a mount: SIGTERM and Ctrl-C commit what programs wrote, and a save that cannot be
 /// committed (a full disk) stays in the journal, is reported, and is saved by the next mount.

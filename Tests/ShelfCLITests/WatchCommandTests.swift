@@ -3,6 +3,7 @@ import ShelfMarkdown
 import ShelfStore
 import Testing
 import TestSupport
+import TestTraits
 
 /// `shelf watch --json` reports what happens to items, whoever does it.
 @Suite(.serialized, .scratchFolders) struct WatchCommandTests {

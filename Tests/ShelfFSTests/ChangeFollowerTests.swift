@@ -3,10 +3,11 @@ import Testing
 import ShelfModel
 import ShelfStore
 import TestSupport
+import TestTraits
 @testable import ShelfFS
 
 /// The change follower sleeps while nothing happens and wakes when another process commits.
-@Suite(.serialized) struct ChangeFollowerTests {
+@Suite(.serialized, .scratchFolders) struct ChangeFollowerTests {
     @Test func anIdleFollowerSleepsAndAChangeElsewhereWakesIt() throws {
         let library = try MountableLibrary()
         try library.addNote("Plan")

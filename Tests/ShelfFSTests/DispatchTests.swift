@@ -6,9 +6,10 @@ import FuseKit
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
+import TestTraits
 
 /// The filesystem driven directly, without a kernel: names, the rename table and commits.
-@Suite struct DispatchTests {
+@Suite(.scratchFolders) struct DispatchTests {
     let library: MountableLibrary
     let fs: ShelfFileSystem
 
@@ -331,7 +332,7 @@ import ShelfStore
 }
 
 /// What the change follower tells the kernel, recorded instead of sent.
-@Suite struct InvalidationTests {
+@Suite(.scratchFolders) struct InvalidationTests {
     let library: MountableLibrary
     let fs: ShelfFileSystem
     let follower: ChangeFollower

@@ -4,10 +4,11 @@ import FuseKit
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
+import TestTraits
 
 /// What the kernel is told to do with its copy of a folder's listing, and what a `readdirplus`
 /// batch sends: driven without a kernel, as the request handlers call them.
-@Suite struct ListingCacheTests {
+@Suite(.scratchFolders) struct ListingCacheTests {
     let library: MountableLibrary
     let operations: ShelfFuseOperations
     var fs: ShelfFileSystem { operations.fileSystem }

@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
 
 /// Times, mode bits and user attributes set on item files stick, across a remount, without
 /// touching the bytes: what rsync -a, cp -p, tar and file managers' tags need.
-@Suite(.serialized) struct MountMetadataTests {
+@Suite(.serialized, .scratchFolders) struct MountMetadataTests {
     @Test func timesModeAndUserAttributesOfAnItemStick() throws {
         let library = try MountableLibrary()
         let book = try library.addBook()

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
 
 /// Reading a library through a real mount, with real programs.
-@Suite(.serialized) struct MountReadTests {
+@Suite(.serialized, .scratchFolders) struct MountReadTests {
     @Test func listsAndReadsItemsExactly() throws {
         let library = try MountableLibrary()
         let book = try library.addBook()

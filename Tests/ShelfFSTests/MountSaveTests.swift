@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
 
 /// Editors' save patterns through a real mount: each must keep the item's identity, update the
 /// record, read back exactly the bytes written and leave no temp file behind.
-@Suite(.serialized) struct MountSaveTests {
+@Suite(.serialized, .scratchFolders) struct MountSaveTests {
     /// Shell scripts that change `current_page: 12` into `current_page: 99` in the file `$F`.
     static let savePatterns: [(name: String, script: String)] = [
         ("sed -i", #"sed -i 's/current_page: 12/current_page: 99/' "$F""#),

@@ -1,7 +1,8 @@
 import Testing
 @testable import ShelfFS
+import TestTraits
 
-@Suite struct PathRulesTests {
+@Suite(.scratchFolders) struct PathRulesTests {
     @Test(arguments: ["Books/Dune - Frank Herbert.md", "Notes/Idea.md", "Books/Shelf 1/Dune.md", "Notes/a/b/c.md"])
     func itemPaths(_ path: String) {
         #expect(PathRules.isItemPath(MountPath(path)))

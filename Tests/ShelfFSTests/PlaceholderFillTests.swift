@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 import ShelfModel
 import ShelfStore
 @testable import ShelfSync
@@ -9,7 +10,7 @@ import ShelfStore
 
 /// The mount's downloads answer their readers once the bytes are fetched, and store them
 /// afterwards on the filler thread: here with an engine whose fills wait for the test.
-@Suite struct PlaceholderFillTests {
+@Suite(.scratchFolders) struct PlaceholderFillTests {
     /// An engine that fetches `bytes` for any item and whose fills wait until `allow()`,
     /// recording what each fill was given and how many fills reached the gate (so a test waits
     /// for a fill to be under way instead of sleeping).

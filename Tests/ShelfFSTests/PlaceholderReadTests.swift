@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import ShelfModel
 import ShelfStore
 @testable import ShelfSync
@@ -54,7 +55,7 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
 }
 
 /// Reads of placeholders through a real mount while their download is stalled.
-@Suite(.serialized) struct PlaceholderReadTests {
+@Suite(.serialized, .scratchFolders) struct PlaceholderReadTests {
     /// FuseKit runs few worker threads: readers waiting for a download must not take them, or
     /// the rest of the mount would stop answering.
     @Test func readersWaitingForADownloadLeaveTheMountAnswering() throws {
@@ -67,7 +68,8 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
             let readers = try notes.map { try reader(.cat, of: mount.mountpoint + "/" + $0.path) }
             try #require(library.b.waitUntilReadersWait(notes.count), "every reader's request waits in the mount")
             #expect(stalled.waitUntilADownloadWaits(), "their downloads are held in the cloud")
-            #expect(readers.allSatisfy { $0.isRunning })
+            let allWaiting = readers.allSatisfy { $0.isRunning }
+            #expect(allWaiting)
 
             // Meanwhile everything else answers (its deadline is the helpers' own, 10 s: a
             // mount whose workers all wait would not answer at all).
@@ -112,7 +114,8 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
             #expect(waits.isRunning)
 
             stalled.release()
-            #expect(eventually(within: .seconds(10)) { !waits.isRunning })
+            let waitsEnded = eventually(within: .seconds(10)) { !waits.isRunning }
+            #expect(waitsEnded)
             #expect(!waits.isRunning && waits.terminationStatus == 0)
             for note in notes { #expect(try mount.text(note.path) == note.text) }
         }

@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
 
 /// What programs rely on a filesystem for, through a real mount: files deleted while open,
 /// hard links, the modes files are created with, owners, and the errno of names that cannot be.
-@Suite(.serialized) struct PosixBehaviourTests {
+@Suite(.serialized, .scratchFolders) struct PosixBehaviourTests {
     /// Temp files, SQLite and git packs write, unlink and go on using the descriptor.
     @Test func aPlainFileUnlinkedWhileOpenStaysReadableAndWritable() throws {
         let library = try MountableLibrary()

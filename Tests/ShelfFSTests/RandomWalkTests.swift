@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
@@ -9,7 +10,7 @@ import ShelfStore
 /// to item files and to a shadow copy in a plain folder, and compares the two after every step;
 /// after an unmount and a fresh mount of the same library, every file must still read as its
 /// shadow. Fixed seeds here; `scripts/soak` walks longer (`FORGET=1`: while the kernel forgets).
-@Suite(.serialized) struct RandomWalkTests {
+@Suite(.serialized, .scratchFolders) struct RandomWalkTests {
     static let script = URL(fileURLWithPath: #filePath)
         .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         .appendingPathComponent("scripts/fsx.py").path

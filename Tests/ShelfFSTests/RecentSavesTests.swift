@@ -2,8 +2,9 @@ import Foundation
 import Testing
 import ShelfModel
 @testable import ShelfFS
+import TestTraits
 
-@Suite struct RecentSavesTests {
+@Suite(.scratchFolders) struct RecentSavesTests {
     let saves = RecentSaves()
     let dune = ItemID("dune")
     let plan = ItemID("plan")

@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import Testing
 import TestSupport
+import TestTraits
 import ShelfModel
 import ShelfStore
 @testable import ShelfSync
@@ -10,7 +11,7 @@ import ShelfStore
 /// Sync never writes over a file a program is writing through the mount: a change from the
 /// cloud waits while the file has unsaved bytes — the status says so — and merges with them
 /// once they are saved. When the mount cannot tell which files are locked, every change waits.
-@Suite(.serialized) struct RemoteUpdateDeferralTests {
+@Suite(.serialized, .scratchFolders) struct RemoteUpdateDeferralTests {
     let folder: TemporaryFolder
     let a: LibraryStore
     let engineA: SyncEngine

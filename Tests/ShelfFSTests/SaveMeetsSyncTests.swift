@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import FuseKit
 import ShelfModel
 import ShelfStore
@@ -9,7 +10,7 @@ import ShelfStore
 
 /// A local save and a change from the cloud of the same item, at the same moment: neither
 /// waits for the other's lock while holding its own, and both edits end up in the item.
-@Suite struct SaveMeetsSyncTests {
+@Suite(.scratchFolders) struct SaveMeetsSyncTests {
     /// Two devices sharing a folder cloud and a two-paragraph note; `here` is the one whose
     /// mount (the filesystem, driven without a kernel) saves while its sync pulls.
     struct TwoDevices {

@@ -3,11 +3,12 @@ import Testing
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
+import TestTraits
 
 /// A save and what runs beside it: a writer that goes on writing while its bytes commit, and
 /// the change follower reading the index just before a save moves it on. Both once lost an
 /// append (or kept a false conflict copy) in `scripts/soak`'s walks of appends.
-@Suite struct SaveRaceTests {
+@Suite(.scratchFolders) struct SaveRaceTests {
     let library: MountableLibrary
     let fs: ShelfFileSystem
 

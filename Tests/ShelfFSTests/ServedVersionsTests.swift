@@ -2,10 +2,11 @@ import Foundation
 import Testing
 import ShelfModel
 @testable import ShelfFS
+import TestTraits
 
 /// Which versions a save may have been made from: the writer's own reads first, everything
 /// served when the writer is not known.
-@Suite struct ServedVersionsTests {
+@Suite(.scratchFolders) struct ServedVersionsTests {
     let served = ServedVersions()
     let note = ItemID("note")
     let editor: ProcessID = 100

@@ -3,13 +3,14 @@ import Synchronization
 import Testing
 import FuseKit
 import TestSupport
+import TestTraits
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
 import ShelfSystem
 
 /// The entry point the CLI uses: clear errors, and a run that ends cleanly on unmount.
-@Suite(.serialized) struct ShelfMountTests {
+@Suite(.serialized, .scratchFolders) struct ShelfMountTests {
     @Test func missingMountpointIsOneClearError() throws {
         let library = try MountableLibrary()
         let missing = library.folder.appendingPathComponent("no-such-folder").path

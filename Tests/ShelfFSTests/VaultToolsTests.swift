@@ -1,13 +1,14 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import ShelfModel
 import ShelfStore
 @testable import ShelfFS
 
 /// The tools people keep a vault with, run for real on a mount: git, tar and rsync walk the
 /// tree, replace files by unlink + create, and must find a clean, stable tree.
-@Suite(.serialized) struct VaultToolsTests {
+@Suite(.serialized, .scratchFolders) struct VaultToolsTests {
     /// git with a fixed identity, no pager, no user or system config.
     private static let git = "env GIT_CONFIG_NOSYSTEM=1 HOME=/nonexistent GIT_AUTHOR_NAME=t GIT_AUTHOR_EMAIL=t@t GIT_COMMITTER_NAME=t GIT_COMMITTER_EMAIL=t@t git -c core.pager=cat -c init.defaultBranch=main"
 

@@ -1,7 +1,8 @@
 import Testing
 @testable import ShelfImport
+import TestTraits
 
-@Suite struct CSVTableTests {
+@Suite(.scratchFolders) struct CSVTableTests {
     @Test func recordsKnowTheLineTheyStartOn() throws {
         let text = "Title,Review\r\nA,\"one\r\ntwo\"\r\n\r\nB,\"x\ny\nz\"\nC,plain\n"
         let table = try #require(CSVTable(text: text))

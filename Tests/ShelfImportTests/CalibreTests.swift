@@ -1,13 +1,14 @@
 import Foundation
 import GRDB
 import TestSupport
+import TestTraits
 import Testing
 import ShelfModel
 import ShelfStore
 @testable import ShelfImport
 
 /// Reads `Fixtures/calibre/metadata.db`, made by the real Calibre with scripts/make-calibre-fixture.
-@Suite struct CalibreTests {
+@Suite(.scratchFolders) struct CalibreTests {
     @Test func importsBooksWithTheirMetadataAndViewerHighlights() throws {
         let testLibrary = try TestLibrary()
         let store = testLibrary.store
@@ -101,7 +102,7 @@ import ShelfStore
     }
 }
 
-@Suite struct HTMLToMarkdownTests {
+@Suite(.scratchFolders) struct HTMLToMarkdownTests {
     @Test func paragraphsEmphasisLinksListsAndEntities() {
         #expect(HTMLToMarkdown.convert("<div><p>One &amp; <i>two</i>&nbsp;&#233;&#xE9;</p><p>Three<br/>four</p></div>")
                 == "One & *two*\u{A0}éé\n\nThree\nfour")

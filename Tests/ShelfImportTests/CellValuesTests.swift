@@ -1,8 +1,9 @@
 import Testing
 import ShelfModel
 @testable import ShelfImport
+import TestTraits
 
-@Suite struct CellValuesTests {
+@Suite(.scratchFolders) struct CellValuesTests {
     @Test func goodreadsISBNWrappersAreRemoved() {
         #expect(CellValues.isbn(#"="0441013597""#) == "0441013597")
         #expect(CellValues.isbn(#"="""#) == nil)

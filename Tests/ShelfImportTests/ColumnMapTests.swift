@@ -1,7 +1,8 @@
 import Testing
 @testable import ShelfImport
+import TestTraits
 
-@Suite struct ColumnMapTests {
+@Suite(.scratchFolders) struct ColumnMapTests {
     @Test func parsesFieldsAndKeptProperties() throws {
         let map = try ColumnMap(arguments: ["Book Title=title", "Writer = author", "Shelf=shelf_name", "a=b=rating"])
         #expect(map.assignments == [

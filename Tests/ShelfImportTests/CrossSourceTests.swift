@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 import ShelfMarkdown
 import ShelfModel
@@ -7,7 +8,7 @@ import ShelfStore
 @testable import ShelfImport
 
 /// Several apps' highlights of one book end in one file, each passage once.
-@Suite struct CrossSourceTests {
+@Suite(.scratchFolders) struct CrossSourceTests {
     @Test func theSameHighlightFromThreeSourcesLandsOnce() throws {
         let testLibrary = try TestLibrary()
         let store = testLibrary.store

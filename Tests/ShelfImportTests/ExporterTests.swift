@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 import ShelfModel
 import ShelfStore
 @testable import ShelfImport
 
-@Suite struct ExporterTests {
+@Suite(.scratchFolders) struct ExporterTests {
     private struct Fixture {
         let folder: TemporaryFolder
         let store: LibraryStore

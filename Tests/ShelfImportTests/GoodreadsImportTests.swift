@@ -1,12 +1,13 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 import ShelfModel
 import ShelfMarkdown
 import ShelfStore
 @testable import ShelfImport
 
-@Suite struct GoodreadsImportTests {
+@Suite(.scratchFolders) struct GoodreadsImportTests {
     @Test func importsEveryQuirkOfALibraryExport() throws {
         let testLibrary = try TestLibrary()
         let store = testLibrary.store

@@ -1,10 +1,11 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 import ShelfStore
 @testable import ShelfImport
 
-@Suite struct ImportErrorTests {
+@Suite(.scratchFolders) struct ImportErrorTests {
     private func importError(_ file: URL, format: ImportFormat? = nil,
                              map: [String] = []) throws -> ImportError? {
         let testLibrary = try TestLibrary()

@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 import ShelfModel
 import ShelfStore
 @testable import ShelfImport
 
-@Suite struct LuaTableParserTests {
+@Suite(.scratchFolders) struct LuaTableParserTests {
     private func parse(_ text: String) throws -> LuaTable { try LuaTableParser.parse(Data(text.utf8)) }
 
     @Test func readsTheSubsetKOReaderWrites() throws {
@@ -74,7 +75,7 @@ import ShelfStore
     }
 }
 
-@Suite struct KOReaderTests {
+@Suite(.scratchFolders) struct KOReaderTests {
     @Test func importsAFolderOfSidecarsInBothLayouts() throws {
         let testLibrary = try TestLibrary()
         let store = testLibrary.store

@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 import ShelfModel
 import ShelfStore
 @testable import ShelfImport
 
-@Suite struct KindleTests {
+@Suite(.scratchFolders) struct KindleTests {
     @Test func authorIsTheLastParenthesisedGroup() {
         #expect(KindleClippings.titleAndAuthor("Dune (Dune Chronicles, Book 1) (Frank Herbert)")
                 == ("Dune (Dune Chronicles, Book 1)", "Frank Herbert"))

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 import TestSupport
+import TestTraits
 import Testing
 import ShelfModel
 import ShelfStore
@@ -83,7 +84,7 @@ struct KoboDevice {
     }
 }
 
-@Suite struct KoboTests {
+@Suite(.scratchFolders) struct KoboTests {
     private static let dune = "file:///mnt/onboard/Dune.epub"
     private static let pragmatic = "file:///mnt/onboard/Pragmatic.epub"
 

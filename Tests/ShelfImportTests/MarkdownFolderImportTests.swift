@@ -1,12 +1,13 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 import ShelfModel
 import ShelfStore
 @testable import ShelfImport
 
 /// Importing a folder laid out like the mount: exact bytes, identity by id or path, idempotence.
-@Suite struct MarkdownFolderImportTests {
+@Suite(.scratchFolders) struct MarkdownFolderImportTests {
     private struct Fixture {
         let folder: TemporaryFolder
         let store: LibraryStore

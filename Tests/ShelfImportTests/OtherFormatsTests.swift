@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 import ShelfModel
 import ShelfStore
 @testable import ShelfImport
 
-@Suite struct OtherFormatsTests {
+@Suite(.scratchFolders) struct OtherFormatsTests {
     @Test func storyGraphExport() throws {
         let testLibrary = try TestLibrary()
         let store = testLibrary.store

@@ -1,11 +1,12 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 import ShelfModel
 import ShelfStore
 @testable import ShelfImport
 
-@Suite struct ReadwiseTests {
+@Suite(.scratchFolders) struct ReadwiseTests {
     @Test func highlightsAreGroupedIntoBooksByTitleAndAuthor() throws {
         let testLibrary = try TestLibrary()
         let store = testLibrary.store

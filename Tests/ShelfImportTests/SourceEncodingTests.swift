@@ -1,12 +1,13 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 import ShelfModel
 import ShelfStore
 @testable import ShelfImport
 
 /// Files as people really have them: re-saved by Excel, or damaged on the way off a Kindle.
-@Suite struct SourceEncodingTests {
+@Suite(.scratchFolders) struct SourceEncodingTests {
     private func importBytes(_ bytes: [UInt8], named name: String, format: ImportFormat? = nil)
         throws -> (ImportSummary, [String: Book]) {
         let testLibrary = try TestLibrary()

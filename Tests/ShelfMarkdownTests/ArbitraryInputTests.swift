@@ -3,12 +3,13 @@ import PropertyBased
 import ShelfMarkdown
 import ShelfModel
 import Testing
+import TestTraits
 
 /// Any text at all — fragments of frontmatter and passages shuffled into random lines, or a
 /// canonical file with lines deleted, repeated, swapped or inserted — either fails with
 /// diagnostics or parses to a record inside the representable domain: rendering that record and
 /// parsing it again gives the same record back.
-@Suite struct ArbitraryInputTests {
+@Suite(.scratchFolders) struct ArbitraryInputTests {
     static let linePieces = [
         "---", "---", "# Dune", "## Passages", "## Passages", "## Notes", "### Page 4", "### Location 7-9", "### Passage",
         "### Page 2 · Location x", "> quote", ">", "> end ^p-1", "> end ^p-2", "**Note**: n", "**Note**:", "**AI Summary**:", "**Chapter**: One", "**Tags**: a, b",

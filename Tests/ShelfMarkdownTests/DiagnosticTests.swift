@@ -2,10 +2,11 @@ import PropertyBased
 import ShelfMarkdown
 import ShelfModel
 import Testing
+import TestTraits
 
 /// Law 5: invalid files give a failure naming the right lines (1-based, in the whole file), never
 /// a crash or a partial record.
-@Suite struct DiagnosticTests {
+@Suite(.scratchFolders) struct DiagnosticTests {
     private func failureLines(_ text: String, kind: ItemKind = .book) -> [Int] {
         switch MarkdownCodec.parse(text, kind: kind, fileTitle: "File") {
         case .success(let parsed):

@@ -3,8 +3,9 @@ import PropertyBased
 import ShelfMarkdown
 import ShelfModel
 import Testing
+import TestTraits
 
-@Suite struct FileNamingTests {
+@Suite(.scratchFolders) struct FileNamingTests {
     private func book(_ title: String, author: String? = nil) -> Item { .book(Book(title: title, author: author)) }
 
     @Test func namesFollowTitleAndAuthor() {

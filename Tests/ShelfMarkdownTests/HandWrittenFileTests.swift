@@ -2,10 +2,11 @@ import Foundation
 import ShelfMarkdown
 import ShelfModel
 import Testing
+import TestTraits
 
 /// Law 3: a valid file written by hand (or by another tool) keeps every key, value and line of
 /// free text, and fills what it leaves out the documented way.
-@Suite struct HandWrittenFileTests {
+@Suite(.scratchFolders) struct HandWrittenFileTests {
     static let handWrittenBook = """
         ---
         # my reading log

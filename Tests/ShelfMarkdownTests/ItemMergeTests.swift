@@ -2,9 +2,10 @@ import Foundation
 import ShelfModel
 import Testing
 import TestSupport
+import TestTraits
 @testable import ShelfMarkdown
 
-@Suite struct ItemMergeTests {
+@Suite(.scratchFolders) struct ItemMergeTests {
     func merge(_ base: String, _ older: String, _ newer: String, kind: ItemKind = .note) -> String? {
         switch ItemMerge.merge(base: Data(base.utf8), older: Data(older.utf8), newer: Data(newer.utf8), kind: kind) {
         case .merged(let bytes): String(decoding: bytes, as: UTF8.self)

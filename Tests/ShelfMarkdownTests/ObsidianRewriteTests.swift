@@ -3,12 +3,13 @@ import PropertyBased
 import ShelfMarkdown
 import ShelfModel
 import Testing
+import TestTraits
 
 /// Law 4: what editors do to a file without changing its meaning — reorder keys, turn block lists
 /// into flow lists or a single text, drop quotes Shelf does not need, add comments, write dates
 /// as date-times, unindent lists, use CRLF and a BOM — parses to the same record, and rendering
 /// that record restores the canonical bytes.
-@Suite struct ObsidianRewriteTests {
+@Suite(.scratchFolders) struct ObsidianRewriteTests {
     /// A canonical file and a random rewrite of it.
     static let rewrites = Generator<(Item, String), Shrink.None<(Item, String)>>(run: { rng in
         let item: Item = Bool.random(using: &rng) ? .book(RecordGen.makeBook(&rng)) : .note(RecordGen.makeNote(&rng))

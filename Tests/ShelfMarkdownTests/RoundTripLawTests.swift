@@ -4,10 +4,11 @@ import ShelfMarkdown
 import ShelfModel
 import Testing
 import Yams
+import TestTraits
 
 /// Laws 1 and 2: records survive render → parse, canonical files survive parse → render byte for
 /// byte; and what Shelf writes is plain YAML any reader types as intended.
-@Suite struct RoundTripLawTests {
+@Suite(.scratchFolders) struct RoundTripLawTests {
     @Test func everyRecordSurvivesRenderThenParse() async {
         await propertyCheck(count: 1000, input: RecordGen.item) { item in
             let text = MarkdownCodec.render(item)

@@ -4,8 +4,9 @@ import Testing
 import ShelfModel
 @testable import ShelfStore
 import TestSupport
+import TestTraits
 
-@Suite("Change feed and several stores on one library")
+@Suite("Change feed and several stores on one library", .scratchFolders)
 struct ChangeFeedTests {
     @Test func theFeedNumbersChangesInOrderAndPagesByLimit() throws {
         let library = try TestLibrary()
@@ -64,7 +65,7 @@ struct ChangeFeedTests {
     }
 }
 
-@Suite("Another process holding the write lock")
+@Suite("Another process holding the write lock", .scratchFolders)
 struct CrossProcessLockTests {
     static let sqliteShell = "/usr/bin/sqlite3"
 
@@ -122,7 +123,7 @@ struct CrossProcessLockTests {
     struct LockNotTaken: Error { var output: String }
 }
 
-@Suite("Durability")
+@Suite("Durability", .scratchFolders)
 struct DurabilityTests {
     /// After `synchronize`, the database file alone — without its write-ahead log, as if the
     /// log had never reached the disk — holds the commit.
@@ -146,7 +147,7 @@ struct DurabilityTests {
     }
 }
 
-@Suite("Listing cost")
+@Suite("Listing cost", .scratchFolders)
 struct ListingPlanTests {
     /// A mount of 100,000 items starts by listing them all; the listing must come from the
     /// covering index alone, never from the table rows that carry every file's bytes.

@@ -4,8 +4,9 @@ import Testing
 import ShelfModel
 @testable import ShelfStore
 import TestSupport
+import TestTraits
 
-@Suite struct CompactionTests {
+@Suite(.scratchFolders) struct CompactionTests {
     @Test func compactingDropsFreePagesAndKeepsEveryLiveRecord() throws {
         let library = try TestLibrary()
         let long = String(repeating: "A long line of a long note.\n", count: 1_000)

@@ -5,8 +5,9 @@ import ShelfMarkdown
 import GRDB
 @testable import ShelfStore
 import TestSupport
+import TestTraits
 
-@Suite("Keeping earlier versions")
+@Suite("Keeping earlier versions", .scratchFolders)
 struct HistoryTests {
     @Test func everyChangeOfTheBytesKeepsTheVersionItReplaced() throws {
         let library = try TestLibrary()

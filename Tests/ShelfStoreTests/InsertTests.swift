@@ -4,8 +4,9 @@ import ShelfModel
 import ShelfMarkdown
 @testable import ShelfStore
 import TestSupport
+import TestTraits
 
-@Suite("Inserting items")
+@Suite("Inserting items", .scratchFolders)
 struct InsertTests {
     @Test func aNewItemGetsVersionOneTheRenderAndItsKindFolder() throws {
         let library = try TestLibrary()

@@ -1,9 +1,10 @@
 import Foundation
 import TestSupport
+import TestTraits
 import Testing
 @testable import ShelfStore
 
-@Suite("Creating and opening libraries")
+@Suite("Creating and opening libraries", .scratchFolders)
 struct LibraryOpeningTests {
     @Test func createMakesTheDatabaseAndThePlainFileFolders() throws {
         let folder = try TemporaryFolder()
@@ -85,7 +86,7 @@ struct LibraryOpeningTests {
     }
 }
 
-@Suite("Several processes creating one library")
+@Suite("Several processes creating one library", .scratchFolders)
 struct ConcurrentCreationTests {
     /// The mount and the CLI may both be the first to touch a new library; each must end up
     /// with the same, fully migrated library and no error.

@@ -2,12 +2,13 @@ import Foundation
 import GRDB
 import ShelfModel
 import TestSupport
+import TestTraits
 import Testing
 @testable import ShelfStore
 
 /// A library made by an earlier Shelf opens with every row read as it was written: the
 /// migrations bring the schema up to date, and each read takes its columns by name.
-@Suite struct MigrationTests {
+@Suite(.scratchFolders) struct MigrationTests {
     /// The migrations such a library had: the one before the newest, and one from before the
     /// link said what it waits for and the trash said why.
     @Test(arguments: ["v10: kept versions share their bytes in chunks", "v7: depth of cloud changes in their item's history"])

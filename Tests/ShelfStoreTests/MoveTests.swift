@@ -3,8 +3,9 @@ import Testing
 import ShelfModel
 @testable import ShelfStore
 import TestSupport
+import TestTraits
 
-@Suite("Renaming items and folders")
+@Suite("Renaming items and folders", .scratchFolders)
 struct MoveTests {
     @Test func aMoveChangesThePathOnly() throws {
         let library = try TestLibrary()
@@ -103,7 +104,7 @@ struct MoveTests {
     }
 }
 
-@Suite("Renaming to link-safe names")
+@Suite("Renaming to link-safe names", .scratchFolders)
 struct SafeNameTests {
     @Test func onlyOnRequestUnsafeNamesMoveAndLinksFollow() throws {
         let library = try TestLibrary()

@@ -3,8 +3,9 @@ import Testing
 import ShelfModel
 import ShelfMarkdown
 @testable import ShelfStore
+import TestTraits
 
-@Suite("Stored record encoding")
+@Suite("Stored record encoding", .scratchFolders)
 struct RecordCodingTests {
     @Test func recordsAndDiagnosticsRoundTrip() throws {
         let coding = RecordCoding()

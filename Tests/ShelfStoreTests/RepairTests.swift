@@ -1,12 +1,13 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 import ShelfModel
 @testable import ShelfStore
 
 /// Libraries that a cloud filled before Shelf checked what it brings: items at paths no item
 /// may have, and setuid modes, are put right when a mount starts.
-@Suite struct RepairTests {
+@Suite(.scratchFolders) struct RepairTests {
     static let badPaths = [
         "../../../../../tmp/x/pwned-note.md", "Notes/../../escape.md", "/tmp/x/absolute.md",
         "Notes/ok/../../../../../../tmp/x/deep.md",

@@ -3,8 +3,9 @@ import Testing
 import ShelfModel
 @testable import ShelfStore
 import TestSupport
+import TestTraits
 
-@Suite("Full-text search")
+@Suite("Full-text search", .scratchFolders)
 struct SearchTests {
     private static func library() throws -> (TestLibrary, dune: ItemRecord, note: ItemRecord) {
         let library = try TestLibrary()

@@ -4,8 +4,9 @@ import ShelfModel
 import ShelfMarkdown
 @testable import ShelfStore
 import TestSupport
+import TestTraits
 
-@Suite("Trash, restore and revival by id")
+@Suite("Trash, restore and revival by id", .scratchFolders)
 struct TrashTests {
     @Test func aTrashedItemLeavesEveryListingAndComesBackUnchanged() throws {
         let library = try TestLibrary()

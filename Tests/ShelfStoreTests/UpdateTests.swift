@@ -4,8 +4,9 @@ import ShelfModel
 import ShelfMarkdown
 @testable import ShelfStore
 import TestSupport
+import TestTraits
 
-@Suite("Updating records and keeping drafts")
+@Suite("Updating records and keeping drafts", .scratchFolders)
 struct UpdateTests {
     @Test func anUpdateBumpsTheVersionRendersAndKeepsThePath() throws {
         let library = try TestLibrary()

@@ -3,10 +3,11 @@ import ShelfModel
 import ShelfStore
 import Testing
 import TestSupport
+import TestTraits
 @testable import ShelfSync
 
 /// Conflict copies every device makes alike (one derived id per losing edit) and retires alike.
-@Suite struct AsideCopyTests {
+@Suite(.scratchFolders) struct AsideCopyTests {
     /// b keeps a's losing edit aside, then retires that copy once a continues its line. a makes
     /// the same copy only later, before it has seen the retirement: a copy made with no base and
     /// the very bytes a concurrent delete removed is no edit, so the retirement stands everywhere

@@ -5,12 +5,13 @@ import ShelfStore
 import Synchronization
 import Testing
 import TestSupport
+import TestTraits
 @testable import ShelfSync
 
 /// A cloud folder carried between devices by a file-sync tool (Syncthing): files arrive in any
 /// order, two devices may each make a cloud in the shared folder before either's arrives, and
 /// the tool must never see two writers of one file.
-@Suite struct CarriedCloudTests {
+@Suite(.scratchFolders) struct CarriedCloudTests {
     /// Whether the change batch reaches the other device before its bytes do.
     enum Order: String, CaseIterable, Sendable {
         case batchFirst, contentFirst

@@ -4,13 +4,14 @@ import ShelfModel
 import ShelfStore
 import Testing
 import TestSupport
+import TestTraits
 @testable import ShelfSync
 
 /// Batches written by hand into a cloud by a device nobody knows, each exactly like a real
 /// batch (real content, well-formed JSON) but with one thing wrong: each is held back with its
 /// reason, nothing of it reaches the library or anything outside it, and the devices that keep
 /// the rules go on syncing.
-@Suite struct HostileCloudTests {
+@Suite(.scratchFolders) struct HostileCloudTests {
     /// A change a hostile device could write, and a fragment of the reason it must be refused with.
     struct Case: CustomTestStringConvertible, Sendable {
         let name: String

@@ -3,9 +3,10 @@ import Glibc
 import ShelfStore
 import Testing
 @testable import ShelfSync
+import TestTraits
 
 /// Attachments, settings and folders — the mount's plain files — through the cloud.
-@Suite struct PlainFileSyncTests {
+@Suite(.scratchFolders) struct PlainFileSyncTests {
     @Test(arguments: CloudKind.allCases)
     func attachmentsSettingsAndFoldersTravelAndTempFilesDoNot(cloud: CloudKind) throws {
         let devices = try Devices(cloud: cloud)

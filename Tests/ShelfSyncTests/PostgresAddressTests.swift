@@ -1,10 +1,11 @@
 import Foundation
 import Testing
 import TestSupport
+import TestTraits
 @testable import ShelfSync
 
 /// Reading `postgres://` addresses and passwords by libpq's rules.
-@Suite struct PostgresAddressTests {
+@Suite(.scratchFolders) struct PostgresAddressTests {
     let home = try! TemporaryFolder()
 
     @Test func anAddressNamesRoleServerDatabaseCloudAndTLS() throws {

@@ -4,12 +4,13 @@ import PostgresNIO
 import ShelfStore
 import Testing
 import TestSupport
+import TestTraits
 @testable import ShelfSync
 
 /// What only a PostgreSQL cloud has: TLS, a pooler, privileges between clouds, a server that
 /// restarts or kills connections. The cloud behaviour every backend shares runs in
 /// SyncEngineTests and PlainFileSyncTests against both.
-@Suite struct PostgresCloudTests {
+@Suite(.scratchFolders) struct PostgresCloudTests {
     @Test func verifyFullAcceptsTheServersCertificateAndRefusesAStrangersCA() throws {
         let server = try PostgresServer.shared()
         let verified = try TestClouds.makeCloud(settings: "sslmode=verify-full&sslrootcert=\(server.certificates.authority.path)")

@@ -4,9 +4,10 @@ import ShelfModel
 import ShelfStore
 import Testing
 import TestSupport
+import TestTraits
 @testable import ShelfSync
 
-@Suite struct SyncEngineTests {
+@Suite(.scratchFolders) struct SyncEngineTests {
     @Test(arguments: CloudKind.allCases)
     func anItemMadeOnOneDeviceArrivesOnTheOtherByteForByte(cloud: CloudKind) throws {
         let devices = try Devices(cloud: cloud)
@@ -434,7 +435,7 @@ import TestSupport
     }
 }
 
-@Suite struct CloudIdentityTests {
+@Suite(.scratchFolders) struct CloudIdentityTests {
     @Test func aCloudIsCreatedOnlyInANewOrEmptyFolder() throws {
         let folder = try TemporaryFolder()
         let store = try LibraryStore.create(at: folder.child("library"))
@@ -564,7 +565,7 @@ import TestSupport
     }
 }
 
-@Suite struct CloudMaintenanceTests {
+@Suite(.scratchFolders) struct CloudMaintenanceTests {
     /// How many change batches the cloud holds, of every device.
     func storedBatches(_ devices: Devices) throws -> Int {
         try devices.cloud(for: "a").batches(after: CloudCursor(), limit: .max).batches.count

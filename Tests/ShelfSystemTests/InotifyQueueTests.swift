@@ -3,9 +3,10 @@ import Glibc
 import ShelfSystem
 import Testing
 import TestSupport
+import TestTraits
 
 /// The one inotify reader: what it waits for, what it decodes, and the change signal built on it.
-@Suite struct InotifyQueueTests {
+@Suite(.scratchFolders) struct InotifyQueueTests {
     let scratch: TemporaryFolder
     var folder: URL { scratch.url }
 

@@ -2,10 +2,11 @@ import Foundation
 import Glibc
 import Testing
 import TestSupport
+import TestTraits
 import ShelfSystem
 
 /// How the mount learns which files programs hold locked, and that it fails closed.
-@Suite struct KernelFileLocksTests {
+@Suite(.scratchFolders) struct KernelFileLocksTests {
     /// Both kinds of lock a program takes, `flock` and an `fcntl` record lock, show by inode.
     @Test(arguments: ["flock", "fcntl"])
     func aLockedFileIsFoundByItsInode(kind: String) throws {

@@ -2,8 +2,9 @@ import Foundation
 import ShelfSystem
 import Synchronization
 import Testing
+import TestTraits
 
-@Suite struct WorkerThreadTests {
+@Suite(.scratchFolders) struct WorkerThreadTests {
     /// A loop that waits for work ends when stopped, because `wake` makes it look again.
     @Test func stopWakesAWaitingLoopAndWaitsForItToEnd() {
         let worker = WorkerThread(name: "test.waiting")

@@ -1,8 +1,9 @@
 import Foundation
 
-/// A fresh folder under the system's temporary folder, removed with everything in it when the
-/// value goes away — kept, and named on stdout, when `SHELF_KEEP_SCRATCH` is set (a soak or a
-/// loop chasing a rare failure looks at what the failing run left).
+/// A fresh folder under the system's temporary folder. Made in a test under the `ScratchFolders`
+/// trait, it goes when the test passes and stays, named, when it fails (``ScratchScope``);
+/// elsewhere it goes with the value — unless `SHELF_KEEP_SCRATCH` is set, which keeps it and
+/// names it on stdout (a soak or a loop chasing a rare failure looks at what the failing run left).
 public final class TemporaryFolder: Sendable {
     public let url: URL
 
@@ -13,7 +14,8 @@ public final class TemporaryFolder: Sendable {
     }
 
     deinit {
-        if ProcessInfo.processInfo.environment["SHELF_KEEP_SCRATCH"] != nil {
+        if ScratchScope.adopt(url) { return }
+        if ScratchScope.keepsEverything {
             print("scratch folder kept (SHELF_KEEP_SCRATCH): \(url.path)")
         } else {
             try? FileManager.default.removeItem(at: url)
