@@ -68,8 +68,10 @@ say("Written by `%s` on %s: %s cores, Linux %s, the work folder on %s, libfuse %
 say("")
 say("Times are in seconds, each the median of %s rounds. The systems run interleaved: a round runs "
     "every workload on every system before the next round starts, and the order of the systems "
-    "rotates by one each round, so the drift of a shared VM falls on all of them alike. Ratios "
-    "are shelf's median over the other system's." % run["runs"])
+    "rotates by one each round, so the drift of a shared VM falls on all of them alike. Shelf is "
+    "mounted afresh before every round after the first: its daemon keeps the last saves' bytes, "
+    "which dropping the page cache does not touch, and the next round's cold reads would find them. "
+    "Ratios are shelf's median over the other system's." % run["runs"])
 say("")
 say("Systems, each over its own copy of the same generated tree (N books, `Books/`):")
 say("")

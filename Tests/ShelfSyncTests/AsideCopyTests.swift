@@ -52,11 +52,7 @@ import TestTraits
     /// retirement stands (it once brought the copy back on both devices for good).
     @Test func twoCopiesOfOneEditMetInACloudDoNotBringBackARetiredOne() throws {
         let devices = try Devices(delayed: true)
-        let (a, b, c, id) = try devices.threeHolding("Notes/Plan.md", "one\ntwo\n")
-        let now = Date()
-        _ = try b.write("Notes/Plan.md", "one\nb first\n", modified: now.addingTimeInterval(1))
-        try b.sync()
-        let firstEdit = try #require(try b.store.write { try $0.syncedCloudChange(of: id) })
+        let (a, b, c, now, firstEdit) = try afterBsFirstEdit(on: devices)
         let copyID = ChangeApplier.asideID(of: firstEdit)
 
         // a's newer edit beats b's first, which a keeps aside and pushes.
@@ -80,16 +76,22 @@ import TestTraits
         try devices.expectAgreed([a, b, c], on: "Notes/Plan.md", reading: "one\nb again\n", oneCopyHolding: "one\na once\n")
     }
 
+    /// Devices a, b and c holding `Notes/Plan.md`, after b pushed its first edit of it: the
+    /// devices, the time the test's edits count from, and that edit.
+    private func afterBsFirstEdit(on devices: Devices) throws -> (Device, Device, Device, Date, CloudChange) {
+        let (a, b, c, id) = try devices.threeHolding("Notes/Plan.md", "one\ntwo\n")
+        let now = Date()
+        _ = try b.write("Notes/Plan.md", "one\nb first\n", modified: now.addingTimeInterval(1))
+        try b.sync()
+        return (a, b, c, now, try #require(try b.store.write { try $0.syncedCloudChange(of: id) }))
+    }
+
     /// b's first edit loses to a's, and b's next edit (not pushed yet, newest of all) beats a's:
     /// the next edit stays on b's line, so the copy b keeps of its first edit in that same pull
     /// is retired there and then, as every other device retires it when the next edit arrives.
     @Test func anOwnEditThatWinsARebaseRetiresTheCopyOfTheEditItContinues() throws {
         let devices = try Devices(delayed: true)
-        let (a, b, c, id) = try devices.threeHolding("Notes/Plan.md", "one\ntwo\n")
-        let now = Date()
-        _ = try b.write("Notes/Plan.md", "one\nb first\n", modified: now.addingTimeInterval(1))
-        try b.sync()
-        let firstEdit = try #require(try b.store.write { try $0.syncedCloudChange(of: id) })
+        let (a, b, c, now, firstEdit) = try afterBsFirstEdit(on: devices)
         _ = try a.write("Notes/Plan.md", "one\na once\n", modified: now.addingTimeInterval(2))
         try a.sync()
 
