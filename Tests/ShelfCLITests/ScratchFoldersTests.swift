@@ -22,6 +22,32 @@ import TestTraits
         }
     }
 
+    /// A program still working in the folder (a mount daemon pushing after its unmount) is
+    /// waited for, so the folder is not made again after its removal; a tree deeper than
+    /// `PATH_MAX` (the long-path tests make one) goes too.
+    @Test func aPassingTestsFolderGoesAfterItsProgramsAndWhateverItsDepth() throws {
+        let scope = ScratchScope()
+        let url = try ScratchScope.$current.withValue(scope) { try TemporaryFolder().url }
+        let deepTree = """
+            import os
+            fd = os.open(".", os.O_RDONLY)
+            for _ in range(20):
+                os.mkdir("d" * 250, dir_fd=fd)
+                fd = os.open("d" * 250, os.O_RDONLY, dir_fd=fd)
+            """
+        let made = try CommandRunner.run("/usr/bin/python3", ["-c", deepTree], in: url.path, timeout: .seconds(10))
+        try #require(made.succeeded, "\(made)")
+        let late = Process()
+        late.executableURL = URL(fileURLWithPath: "/bin/sh")
+        late.arguments = ["-c", "sleep 1; mkdir -p \(url.path)/written-late"]
+        try late.run()
+        _ = scope.finish()
+        late.waitUntilExit()
+        #expect(!FileManager.default.fileExists(atPath: url.path) || ScratchScope.keepsEverything,
+                "removed after the program that wrote into it ended")
+        if ScratchScope.keepsEverything { _ = try? CommandRunner.run("/bin/rm", ["-rf", url.path], in: "/", timeout: .seconds(60)) }
+    }
+
     @Test func aTemporaryFolderOutsideAScopeGoesWithItsOwner() throws {
         let url = try ScratchScope.$current.withValue(nil) { try TemporaryFolder().url }
         #expect(FileManager.default.fileExists(atPath: url.path) == ScratchScope.keepsEverything)

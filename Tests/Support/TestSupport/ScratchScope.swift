@@ -34,7 +34,19 @@ public final class ScratchScope: Sendable {
         let folders = folders.withLock { $0 }
         let failed = failed.withLock { $0 }
         if failed || Self.keepsEverything { return (folders, failed) }
-        for folder in folders { try? FileManager.default.removeItem(at: folder) }
+        for folder in folders { Self.remove(folder) }
         return ([], false)
+    }
+
+    /// Removes `folder` once no program working in it is left — a mount daemon still pushing
+    /// after its unmount would write the folder again — with `rm -rf` where Foundation cannot
+    /// (a tree deeper than `PATH_MAX`, which the long-path tests make).
+    public static func remove(_ folder: URL) {
+        _ = ProcessProbe.waitUntilGone(namingInCommandLine: folder.path, within: .seconds(20))
+        do {
+            try FileManager.default.removeItem(at: folder)
+        } catch {
+            _ = try? CommandRunner.run("/bin/rm", ["-rf", folder.path], in: "/", timeout: .seconds(60))
+        }
     }
 }

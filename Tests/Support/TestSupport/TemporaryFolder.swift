@@ -18,7 +18,7 @@ public final class TemporaryFolder: Sendable {
         if ScratchScope.keepsEverything {
             print("scratch folder kept (SHELF_KEEP_SCRATCH): \(url.path)")
         } else {
-            try? FileManager.default.removeItem(at: url)
+            ScratchScope.remove(url)
         }
     }
 
