@@ -37,7 +37,7 @@ struct CloudSize: ParsableCommand {
                                       database: "shelf_size").split(separator: "|").compactMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         report(["cloud": "postgres", "server": try server.execute("SHOW server_version", database: "shelf_size").trimmingCharacters(in: .whitespacesAndNewlines),
                 "devices": devices, "batches": devices * batches, "contents": contents, "unused": unused, "runs": runs,
-                "content_bytes": size.first ?? 0, "batch_bytes": size.last ?? 0, "fill_seconds": seconds(fillTime)])
+                "content_bytes": size.first ?? 0, "batch_bytes": size.last ?? 0, "fill_seconds": fillTime.timeInterval])
 
         let names = (1...devices).map { "dev-\($0)" }
         let behind = CloudCursor(positions: Dictionary(uniqueKeysWithValues: names.map { ($0, Int64(batches - 10)) }))
@@ -106,14 +106,10 @@ struct CloudSize: ParsableCommand {
             var result = 0
             let elapsed = try ContinuousClock().measure { result = try call() }
             guard expect(result) else { throw ValidationError("\(statement): unexpected result \(result); the cloud is not what was filled") }
-            times.append(seconds(elapsed) * 1000)
+            times.append(elapsed.timeInterval * 1000)
         }
         times.sort()
         report(["statement": statement, "median_ms": times[times.count / 2], "min_ms": times[0], "max_ms": times[times.count - 1]])
-    }
-
-    private func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     private func report(_ object: [String: Any]) {

@@ -116,8 +116,10 @@ struct ChangeApplier {
         let newest = heads[heads.count - 1]
         let deletes = heads.filter { $0.operation == .delete }
         let puts = try heads.filter { put in
+            guard put.operation == .put else { return false }
+            guard !deletes.isEmpty else { return true }
             let madeFromNothing = try isMadeFromNothing(put)
-            return put.operation == .put && !deletes.contains { Self.isRemade(put.state, madeFromNothing: madeFromNothing, deletedBy: $0.state) }
+            return !deletes.contains { Self.isRemade(put.state, madeFromNothing: madeFromNothing, deletedBy: $0.state) }
         }
         let lead = puts.last ?? deletes.last ?? newest
         var state = lead.state
