@@ -37,12 +37,17 @@ import TestTraits
             """
         let made = try CommandRunner.run("/usr/bin/python3", ["-c", deepTree], in: url.path, timeout: .seconds(10))
         try #require(made.succeeded, "\(made)")
-        let late = Process()
-        late.executableURL = URL(fileURLWithPath: "/bin/sh")
-        late.arguments = ["-c", "sleep 1; mkdir -p \(url.path)/written-late"]
-        try late.run()
+        // A program that writes into the folder a moment after the test is done with it.
+        let lateWriterEnded = DispatchSemaphore(value: 0)
+        Thread {
+            _ = try? CommandRunner.run("/bin/sh", ["-c", "sleep 1; mkdir -p \(url.path)/written-late"], in: "/",
+                                       timeout: .seconds(30))
+            lateWriterEnded.signal()
+        }.start()
+        try #require(eventually(within: .seconds(10)) { !ProcessProbe.processes(namingInCommandLine: url.path).isEmpty },
+                     "the late writer runs")
         _ = scope.finish()
-        late.waitUntilExit()
+        #expect(lateWriterEnded.wait(timeout: .now() + 30) == .success)
         #expect(!FileManager.default.fileExists(atPath: url.path) || ScratchScope.keepsEverything,
                 "removed after the program that wrote into it ended")
         if ScratchScope.keepsEverything { _ = try? CommandRunner.run("/bin/rm", ["-rf", url.path], in: "/", timeout: .seconds(60)) }
