@@ -130,7 +130,7 @@ import TestTraits
         _ = try fs.write(written, offset: 0, data: Array("Being saved.\n".utf8), appending: false)
         let landed = try library.store.insert(.note(Note(title: "Draft", content: "Stored.\n")))
         #expect(landed.path == "Notes/Draft.md")
-        #expect(try ChangeFollower(fileSystem: fs, after: fs.loadedSequence).poll() > 0)
+        #expect(try ChangeFollower(fileSystem: fs).poll() > 0)
         #expect(fs.index.summary(at: MountPath("Notes/Draft.md"))?.id == landed.item.id)
         #expect(fs.announcer.queued.isEmpty, "the item is the new file's: nothing appeared elsewhere")
         let found = try inode("Notes", "Draft.md")
@@ -160,7 +160,7 @@ import TestTraits
         let plan = try inode("Notes", "Plan.md")
         _ = try fs.write(plan, offset: 0, data: Array("Last.\n".utf8), appending: true)
         fs.forget(plan, count: .max)
-        fs.saves.giveAnotherFile(to: record.item.id, at: MountPath("Notes/Plan.md"))
+        fs.view.giveAnotherFile(to: record.item.id, at: MountPath("Notes/Plan.md"))
         try fs.saves.save(plan)
         #expect(try library.store.record(id: record.item.id)?.text == record.text + "Last.\n")
         #expect(fs.inodes.key(of: plan) == nil, "saved, the forgotten inode goes")
@@ -320,14 +320,14 @@ import TestTraits
     }
 
     @Test func changesFromOutsideReachTheIndex() throws {
-        let follower = ChangeFollower(fileSystem: fs, after: fs.loadedSequence)
+        let follower = ChangeFollower(fileSystem: fs)
         let other = try library.reopened()
         let added = try other.insert(.note(Note(title: "Elsewhere")))
         #expect(try follower.poll() == 1)
-        #expect(fs.resolve(MountPath(added.path)) == .item(added.item.id))
+        #expect(fs.names.resolve(MountPath(added.path)) == .item(added.item.id))
         try other.write { try $0.trash(id: added.item.id) }
         try follower.poll()
-        #expect(fs.resolve(MountPath(added.path)) == nil)
+        #expect(fs.names.resolve(MountPath(added.path)) == nil)
     }
 }
 
@@ -343,7 +343,7 @@ import TestTraits
         library = try MountableLibrary()
         try library.addNote()
         fs = try ShelfFileSystem(store: library.store)
-        follower = ChangeFollower(fileSystem: fs, after: fs.loadedSequence)
+        follower = ChangeFollower(fileSystem: fs)
         fs.kernel.attach(notifier)
         notifier.start { [sent] invalidation in
             sent.record(invalidation)
@@ -472,7 +472,7 @@ import TestTraits
         let back = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         #expect(back.item.id == record.item.id)
         #expect(back.text == record.text + "Kept.\n")
-        #expect(fs.resolve(MountPath("Notes/Plan.md")) == .item(record.item.id))
+        #expect(fs.names.resolve(MountPath("Notes/Plan.md")) == .item(record.item.id))
     }
 }
 

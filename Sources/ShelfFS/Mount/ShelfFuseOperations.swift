@@ -39,7 +39,7 @@ public final class ShelfFuseOperations: FuseOperations {
         syncEngine = sync
         failedDownloads = RepeatedFailures(logger: fileSystem.logger)
         sync?.serve(fileSystem.syncView)
-        follower = ChangeFollower(fileSystem: fileSystem, after: fileSystem.loadedSequence)
+        follower = ChangeFollower(fileSystem: fileSystem)
     }
 
     /// Connects to the mounted `session`: changes from outside the mount are pushed to the
@@ -125,7 +125,7 @@ public final class ShelfFuseOperations: FuseOperations {
 
     /// The path an inode stands for, from the inode table and the index (short locks only).
     public func describe(_ inode: Inode) -> String? {
-        fileSystem.inodes.key(of: inode.rawValue).flatMap { fileSystem.path(of: $0)?.rawValue }
+        fileSystem.inodes.key(of: inode.rawValue).flatMap { fileSystem.names.path(of: $0)?.rawValue }
     }
 
     /// Blocks until every write received so far is saved in the store, or `timeout` passes;
@@ -142,10 +142,10 @@ public final class ShelfFuseOperations: FuseOperations {
     public func lookup(_ request: Request, parent: Inode, name: String, reply: EntryReply) {
         answer(reply) {
             if fileSystem.announcer.isAnnouncing(request.pid),
-               let answer = fileSystem.announcer.lookup(try fileSystem.folderPath(parent.rawValue).appending(name)) {
+               let answer = fileSystem.announcer.lookup(try fileSystem.names.folderPath(parent.rawValue).appending(name)) {
                 switch answer {
                 case .absent: return .negative(timeout: .zero)
-                case .node(let key): return try fileSystem.entry(for: key)
+                case .node(let key): return try fileSystem.nodeAttributes.entry(for: key)
                 }
             }
             return try fileSystem.lookup(parent: parent.rawValue, name: name)
@@ -188,8 +188,8 @@ public final class ShelfFuseOperations: FuseOperations {
     public func mkdir(_ request: Request, parent: Inode, name: String, mode: UInt32, reply: EntryReply) {
         answer(reply) {
             if fileSystem.announcer.isAnnouncing(request.pid),
-               let key = fileSystem.announcer.createdNode(at: try fileSystem.folderPath(parent.rawValue).appending(name)) {
-                return try fileSystem.entry(for: key)
+               let key = fileSystem.announcer.createdNode(at: try fileSystem.names.folderPath(parent.rawValue).appending(name)) {
+                return try fileSystem.nodeAttributes.entry(for: key)
             }
             return try fileSystem.makeDirectory(parent: parent.rawValue, name: name, mode: mode, creator: creator(request))
         }
@@ -238,8 +238,8 @@ public final class ShelfFuseOperations: FuseOperations {
                        reply: CreateReply) {
         answer(reply) {
             if fileSystem.announcer.isAnnouncing(request.pid),
-               let key = fileSystem.announcer.createdNode(at: try fileSystem.folderPath(parent.rawValue).appending(name)) {
-                return CreatedFile(entry: try fileSystem.entry(for: key), file: OpenedFile())
+               let key = fileSystem.announcer.createdNode(at: try fileSystem.names.folderPath(parent.rawValue).appending(name)) {
+                return CreatedFile(entry: try fileSystem.nodeAttributes.entry(for: key), file: OpenedFile())
             }
             return try fileSystem.create(parent: parent.rawValue, name: name, mode: mode, flags: flags, creator: creator(request))
         }
@@ -250,7 +250,7 @@ public final class ShelfFuseOperations: FuseOperations {
     /// once while the download goes on for the others.
     public func read(_ request: Request, inode: Inode, handle: UInt64, offset: Int64, size: Int, reply: DataReply) {
         let id: ItemID
-        if let placeholder = fileSystem.placeholder(inode.rawValue) {
+        if let placeholder = fileSystem.nodeAttributes.placeholder(inode.rawValue) {
             id = placeholder
         } else {
             do {

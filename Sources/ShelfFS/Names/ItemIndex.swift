@@ -7,8 +7,8 @@ import ShelfStore
 ///
 /// `lookup`, `getattr` and `readdir` answer from here without touching SQLite, so listing a
 /// folder of 100,000 items costs no query. It is filled once from `summaries()` and kept current
-/// by this mount's own writes and by the change feed. The lock is held only for dictionary work,
-/// never across a store call.
+/// by ``MountView`` alone — the writes take its ``IndexWriter``, which nothing else can make.
+/// The lock is held only for dictionary work, never across a store call.
 final class ItemIndex: Sendable {
     /// One live item. Folder listings keep slots, so a `readdirplus` batch reads each item's
     /// current size and time without a search. Mutable state is guarded by the index's lock.
@@ -131,7 +131,7 @@ final class ItemIndex: Sendable {
     /// Records `summary` as the item's current state; returns the state it replaces. A state
     /// older than the one recorded loses: another thread may have recorded a newer save first.
     @discardableResult
-    func put(_ summary: ItemSummary) -> ItemSummary? {
+    func put(_ summary: ItemSummary, _: IndexWriter) -> ItemSummary? {
         state.withLock { state in
             if let slot = state.byID[summary.id], slot.summary.version > summary.version { return slot.summary }
             if let slot = state.byID[summary.id], slot.summary.path.hasSameBytes(as: summary.path) {
@@ -148,7 +148,7 @@ final class ItemIndex: Sendable {
     /// Records `summary` (nil: the item is gone) only if the index still holds `expected` for
     /// `id`: a state read from the store loses to a save this mount recorded meanwhile, which
     /// is as new or newer. Returns whether it was recorded.
-    func put(_ summary: ItemSummary?, for id: ItemID, ifStill expected: ItemSummary?) -> Bool {
+    func put(_ summary: ItemSummary?, for id: ItemID, ifStill expected: ItemSummary?, _: IndexWriter) -> Bool {
         state.withLock { state in
             guard state.byID[id]?.summary == expected else { return false }
             if let summary {
@@ -167,7 +167,7 @@ final class ItemIndex: Sendable {
 
     /// Forgets a trashed or deleted item; returns its last known state.
     @discardableResult
-    func remove(_ id: ItemID) -> ItemSummary? {
+    func remove(_ id: ItemID, _: IndexWriter) -> ItemSummary? {
         state.withLock { state in Self.remove(id, from: &state) }
     }
 

@@ -3,7 +3,6 @@ import Glibc
 import FuseKit
 import Logging
 import ShelfModel
-import ShelfMarkdown
 import ShelfStore
 import ShelfSystem
 
@@ -22,9 +21,11 @@ import ShelfSystem
 /// ``SavePipeline``: saved when the writer closes the file, after a pause in writing, on
 /// `fsync`, and before the file is renamed or removed.
 ///
-/// This type routes requests: names (``resolve(_:)``), attributes, reads and writes, and the
-/// namespace changes in `ShelfFileSystem+Namespace`; listings are ``FolderListings``', saves the
-/// pipeline's, the kernel's caches ``KernelCache``'s.
+/// This type builds the mount's parts and routes each request to the one that answers it:
+/// names to ``MountNames``, what `stat` and listings show to ``NodeAttributes`` and
+/// ``FolderListings``, bytes to ``FileContent``, `setattr` to ``AttributeEditor``, extended
+/// attributes to ``ExtendedAttributes``, and namespace changes to ``NamespaceChanges``. Saves
+/// are the ``SavePipeline``'s; the item index is written by the ``MountView`` alone.
 ///
 /// ## Kernel caching
 /// Entries and attributes of items and folders are cached for a minute, and pages for as long
@@ -65,25 +66,25 @@ final class ShelfFileSystem: Sendable {
     static let cacheTimeout: Duration = .seconds(60)
     static let negativeTimeout: Duration = .milliseconds(500)
     static let statusTimeout: Duration = .zero
+    /// Longest name a folder entry may have (`NAME_MAX`).
+    static let nameMax = 255
 
     let store: LibraryStore
-    let index: ItemIndex
+    /// The one writer of the item index, and where changes from elsewhere reach the kernel.
+    let view: MountView
+    var index: ItemIndex { view.index }
     let inodes: InodeTable
-    let descriptors = PlainDescriptors()
+    let names: MountNames
     let kernel = KernelCache()
     let plain: PlainFileArea
     let folders: ItemFolders
-    let newItemFiles = NewItemFiles()
-    let recentUnlinks = RecentUnlinks()
-    let accessTimes = ItemAccessTimes()
-    let owners: ItemFileOwners
     let listings: FolderListings
+    let nodeAttributes: NodeAttributes
     let saves: SavePipeline
     let statusFolder: StatusFolder
-    let logger = Logger(label: "shelf.fs")
-    let namespaceLock = NSLock()
     let downloads: PlaceholderDownloads
     let announcer: ChangeAnnouncer
+    let logger = Logger(label: "shelf.fs")
     /// The process behind each request's thread, so a save is merged against what its own
     /// writer read (``ServedVersions``).
     let processes = RequestProcesses()
@@ -91,6 +92,11 @@ final class ShelfFileSystem: Sendable {
     let syncView: MountSyncView
     /// The change-feed position the index was loaded at: following starts there.
     let loadedSequence: Int64
+    private let descriptors = PlainDescriptors()
+    private let content: FileContent
+    private let editor: AttributeEditor
+    private let extendedAttributes: ExtendedAttributes
+    private let namespace: NamespaceChanges
 
     /// Prepares the plain-file area (top folders and every item's folder) and loads the index.
     /// `idleSaveDelay`: how long a written file is left alone before it is saved without a close.
@@ -102,33 +108,54 @@ final class ShelfFileSystem: Sendable {
         announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
         plain = try PlainFileArea(root: store.plainFilesFolder)
         folders = ItemFolders(plain: plain)
+        let (newItemFiles, recentUnlinks, owners) = (NewItemFiles(), RecentUnlinks(), ItemFileOwners(try store.owners()))
+        let namespaceLock = NSLock()
         let committer = ItemCommitter(store: store, conflicts: sync, recentUnlinks: recentUnlinks)
         let journal = try SavePipeline.replayJournal(of: store, into: committer, plain: plain, logger: logger)
         let buffers = ItemBuffers(journal: journal)
         inodes = InodeTable(holdsWrites: { [buffers] in buffers.holdsUnsavedWrites($0) })
         for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
-        owners = ItemFileOwners(try store.owners())
         let summaries = try store.summaries()
-        index = ItemIndex(summaries)
+        let index = ItemIndex(summaries)
+        view = MountView(index: index, store: store, inodes: inodes, buffers: buffers, folders: folders,
+                         newItemFiles: newItemFiles, kernel: kernel, announcer: announcer)
+        names = MountNames(inodes: inodes, index: index, newItemFiles: newItemFiles, plain: plain)
         // Filling a placeholder makes a version of the bytes readers were served while it was
         // being filled: a save made from them was read from that version.
         let served = ServedVersions()
         downloads = PlaceholderDownloads(
             engine: sync.map { engine in .init(fetch: { try engine.fetch($0) }, fill: { try engine.fill($0) }) },
-            timeout: downloadTimeout, filled: { [index] records in
+            timeout: downloadTimeout, filled: { [view] records in
                 for record in records {
-                    index.put(ItemSummary(record))
+                    view.recorded(record)
                     served.filled(record.item.id, version: record.version)
                 }
             })
         statusFolder = StatusFolder(store: store, index: index, sync: sync)
         listings = FolderListings(index: index, inodes: inodes, plain: plain, folders: folders, newItemFiles: newItemFiles)
-        saves = SavePipeline(store: store, buffers: buffers, idleSaveDelay: idleSaveDelay, index: index, inodes: inodes,
-                             plain: plain, folders: folders, newItemFiles: newItemFiles, owners: owners, kernel: kernel,
-                             served: served, committer: committer, namespaceLock: namespaceLock, logger: logger)
+        saves = SavePipeline(store: store, buffers: buffers, idleSaveDelay: idleSaveDelay, view: view, inodes: inodes,
+                             names: names, plain: plain, folders: folders, newItemFiles: newItemFiles, owners: owners,
+                             kernel: kernel, served: served, committer: committer, namespaceLock: namespaceLock,
+                             logger: logger)
         syncView = MountSyncView(buffers: buffers, inodes: inodes, downloads: downloads, folders: folders, plain: plain,
                                  descriptors: descriptors, kernel: kernel, announcer: announcer, lockTable: lockTable)
+        let accessTimes = ItemAccessTimes()
+        nodeAttributes = NodeAttributes(store: store, inodes: inodes, index: index, plain: plain, descriptors: descriptors, saves: saves,
+                                        newItemFiles: newItemFiles, downloads: downloads, statusFolder: statusFolder,
+                                        accessTimes: accessTimes, owners: owners, kernel: kernel)
+        content = FileContent(store: store, view: view, inodes: inodes, names: names, attributes: nodeAttributes,
+                              saves: saves, downloads: downloads, plain: plain, descriptors: descriptors,
+                              statusFolder: statusFolder, kernel: kernel, logger: logger)
+        editor = AttributeEditor(store: store, view: view, inodes: inodes, attributes: nodeAttributes, content: content,
+                                 saves: saves, plain: plain, descriptors: descriptors, accessTimes: accessTimes,
+                                 owners: owners)
+        extendedAttributes = ExtendedAttributes(store: store, index: index, attributes: nodeAttributes, plain: plain,
+                                                downloads: downloads, logger: logger)
+        namespace = NamespaceChanges(store: store, view: view, inodes: inodes, names: names, attributes: nodeAttributes,
+                                     editor: editor, saves: saves, plain: plain, folders: folders,
+                                     descriptors: descriptors, newItemFiles: newItemFiles, recentUnlinks: recentUnlinks,
+                                     kernel: kernel, namespaceLock: namespaceLock, logger: logger)
         plain.removeLeftovers()
         let itemFolders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
             .union(summaries.map { MountPath($0.path).parent })
@@ -147,52 +174,13 @@ final class ShelfFileSystem: Sendable {
         kernel.invalidate(invalidation)
     }
 
-    // MARK: Names
-
-    /// The folder path an inode stands for, or `ENOTDIR`.
-    func folderPath(_ inode: UInt64) throws(Errno) -> MountPath {
-        switch inodes.key(of: inode) {
-        case .plain(let path): return path
-        case .status(name: ""): return .statusFolder
-        case nil: throw Errno.noEntry
-        default: throw Errno.notDirectory
-        }
-    }
-
-    /// What lives at `path` now, if anything.
-    func resolve(_ path: MountPath) -> NodeKey? {
-        if path == .statusFolder { return .status(name: "") }
-        if PathRules.isStatusPath(path) {
-            return path.parent == .statusFolder && StatusFolder.fileNames.contains(path.name)
-                ? .status(name: path.name) : nil
-        }
-        if PathRules.isItemPath(path) {
-            // A new file first: while its first save lands, the index may hold its item already
-            // (the change follower saw it) before the file's inode takes the item's key.
-            if let pending = newItemFiles.pending(at: path) { return .newItemFile(pending) }
-            if let summary = index.summary(at: path) { return .item(summary.id) }
-            return nil
-        }
-        return plain.exists(path) ? .plain(path) : nil
-    }
-
-    /// The path `key` is at now (nil for a trashed item or a vanished file).
-    func path(of key: NodeKey) -> MountPath? {
-        switch key {
-        case .plain(let path): path
-        case .item(let id): index.summary(id: id).map { MountPath($0.path) }
-        case .newItemFile(let pending): newItemFiles.path(of: pending)
-        case .status(let name): name.isEmpty ? .statusFolder : MountPath.statusFolder.appending(name)
-        }
-    }
-
-    // MARK: Lookup and listing
+    // MARK: Names and listings
 
     func lookup(parent: UInt64, name: String) throws -> Entry {
         guard name.utf8.count <= Self.nameMax else { throw Errno.nameTooLong }
-        let path = try folderPath(parent).appending(name)
-        guard let key = resolve(path) else { return .negative(timeout: Self.negativeTimeout) }
-        return try entry(for: key)
+        let path = try names.folderPath(parent).appending(name)
+        guard let key = names.resolve(path) else { return .negative(timeout: Self.negativeTimeout) }
+        return try nodeAttributes.entry(for: key)
     }
 
     /// The kernel let go of `inode`: once it no longer knows it, everything kept for it goes,
@@ -207,102 +195,124 @@ final class ShelfFileSystem: Sendable {
     }
 
     typealias Listed = FolderListings.Listed
+    typealias ListingCache = NodeAttributes.ListingCache
+    typealias ListingEntry = NodeAttributes.ListingEntry
 
     /// The names in folder `inode` (see ``FolderListings``).
     func list(_ inode: UInt64) throws -> FolderListings.Listing {
-        try listings.list(try folderPath(inode))
+        try listings.list(try names.folderPath(inode))
     }
 
     /// `.` and `..` of folder `inode`.
     func dotEntries(of inode: UInt64) throws -> [Listed] {
-        listings.dotEntries(of: try folderPath(inode), inode: inode)
+        listings.dotEntries(of: try names.folderPath(inode), inode: inode)
     }
 
-    /// The kernel received entries of `nodes` (a lookup, or the names of a `readdirplus` batch
-    /// that fit): one more lookup of each, and their attributes are fresh there.
-    func sent(_ nodes: [InodeTable.Node]) {
-        inodes.countLookups(nodes)
-        kernel.staleAttributes.refreshed(nodes.lazy.map(\.inode))
-    }
-
-    /// What the kernel does with its cached copy of a folder's listing when the folder is opened.
-    enum ListingCache: Equatable {
-        /// No copy is kept: the status folder, whose files change with every save.
-        case none
-        /// The kernel lists from its copy without asking the mount (filling it first if it has
-        /// none yet). Names with stale attributes cost a `getattr` each at their next `stat`.
-        case serve
-        /// The kernel drops its copy and fills it again from this open's `readdirplus`, which
-        /// refreshes every listed name's attributes.
-        case refill
-    }
-
-    /// A `getattr` costs about as much as this many names of a `readdirplus` listing (measured:
-    /// a request about 25 µs, a listing of 100,000 names about 0.3 s).
-    static let namesListedPerRequest = 8
-
-    /// How the kernel may cache `folder`'s listing for this open: remade when its names changed
-    /// since the last listing, or when that is cheaper than a `getattr` for each name with stale
-    /// attributes (after reading most of a folder's files); served from the kernel's copy
-    /// otherwise — so a few files read in a large folder never cost a listing of all of it.
     func listingCache(_ listing: FolderListings.Listing, of folder: UInt64) -> ListingCache {
-        guard case .plain = inodes.key(of: folder) else { return .none }
-        if listing.namesChanged { return .refill }
-        let worthRemaking = max(1, listing.names.count / Self.namesListedPerRequest)
-        return kernel.staleAttributes.contains(atLeast: worthRemaking, of: listing.names.lazy.map(\.inode)) ? .refill : .serve
+        nodeAttributes.listingCache(listing, of: folder)
     }
 
-    /// One name of a `readdirplus` batch.
-    enum ListingEntry {
-        /// The name with its entry and attributes: one more lookup of its inode (`node`) for
-        /// the kernel.
-        case full(Entry, InodeTable.Node)
-        /// The name alone: the kernel already holds the item's entry, fresh, or its file was
-        /// replaced since the listing was made.
-        case nameOnly
-        /// The name went away since the listing was made.
-        case gone
-    }
-
-    /// The entries of `listed` names for one `readdirplus` batch. An item whose entry the kernel
-    /// holds fresh is sent as a name alone, which the kernel lists without looking it up and
-    /// updating it again — when a large folder's cached listing has to be made again without
-    /// anything having changed, it then costs little more than a plain `readdir`. Items'
-    /// attributes come from one pass over the index under one lock, not a lookup per name; the
-    /// names with held bytes are asked one by one. A name whose file was replaced since the
-    /// listing was made (see ``ChangeFollower``) is sent alone too: the kernel looks up its new
-    /// file, rather than keeping the name on the old one.
     func entries(for listed: ArraySlice<Listed>) -> [ListingEntry] {
-        let held = saves.buffers.heldInodes()
-        let states = inodes.entryStates(since: .now - Self.cacheTimeout / 2, of: listed.map(\.node))
-        let nameOnly = zip(itemsFreshInKernel(listed, sent: states.map(\.sent), except: held), states).map { $0 || !$1.isCurrent }
-        var shapes = index.shapes(zip(listed, nameOnly).compactMap { $1 ? nil : $0.slot }).makeIterator()
-        return zip(listed, nameOnly).map { listed, nameOnly in
-            if nameOnly { return .nameOnly }
-            let shape = listed.slot.flatMap { _ in shapes.next() ?? nil }
-            if let shape, !held.contains(listed.inode) {
-                var attributes = Self.fileAttributes(listed.inode, size: shape.size, modified: FileTime(shape.modified),
-                                                     permissions: shape.permissions)
-                attributes.isOnlineOnly = shape.isPlaceholder
-                if let id = listed.slot?.id { showKept(id, in: &attributes) }
-                return .full(Entry(attributes: attributes, attributeTimeout: Self.cacheTimeout,
-                                   entryTimeout: Self.cacheTimeout), listed.node)
-            }
-            guard var attributes = try? attributes(of: listed.key, inode: listed.inode) else { return .gone }
-            let node = sharedNode(listed.node, key: listed.key, attributes: &attributes)
-            let timeout = timeout(for: listed.key)
-            return .full(Entry(attributes: attributes, attributeTimeout: timeout, entryTimeout: timeout), node)
-        }
+        nodeAttributes.entries(for: listed)
     }
 
-    /// For each of `listed`, whether it is an item (without bytes `held` unsaved) whose entry the
-    /// kernel holds fresh: it got it within the last half of the entry timeout (`sent`) and has
-    /// not marked the attributes stale since (nor been told to drop them). Half the timeout, so
-    /// that a name listed alone still has a while before the kernel would look it up again.
-    private func itemsFreshInKernel(_ listed: ArraySlice<Listed>, sent recent: [Bool], except held: Set<UInt64>) -> [Bool] {
-        let candidates = listed.map { $0.slot != nil && !held.contains($0.inode) }
-        let stale = kernel.staleAttributes.areStale(listed.map(\.inode))
-        return candidates.indices.map { candidates[$0] && recent[$0] && !stale[$0] }
+    func sent(_ nodes: [InodeTable.Node]) {
+        nodeAttributes.sent(nodes)
+    }
+
+    // MARK: Attributes
+
+    func attributes(of inode: UInt64) throws -> FileAttributes {
+        try nodeAttributes.attributes(of: inode)
+    }
+
+    func cachedAttributes(of inode: UInt64) throws -> CachedAttributes {
+        try nodeAttributes.cachedAttributes(of: inode)
+    }
+
+    func setAttributes(_ inode: UInt64, changes: AttributeChanges,
+                       by writer: @autoclosure () -> ProcessID? = nil) throws -> CachedAttributes {
+        try editor.setAttributes(inode, changes: changes, by: writer())
+    }
+
+    func extendedAttribute(_ inode: UInt64, name: String) throws -> [UInt8] {
+        try extendedAttributes.value(of: inode, name: name)
+    }
+
+    func extendedAttributeNames(_ inode: UInt64) throws -> [String] {
+        try extendedAttributes.names(of: inode)
+    }
+
+    func setExtendedAttribute(_ inode: UInt64, name: String, value: [UInt8], mode: ExtendedAttributeMode) throws {
+        try extendedAttributes.set(inode, name: name, value: value, mode: mode)
+    }
+
+    func removeExtendedAttribute(_ inode: UInt64, name: String) throws {
+        try extendedAttributes.remove(inode, name: name)
+    }
+
+    func readLink(_ inode: UInt64) throws -> String {
+        guard case .plain(let path) = inodes.key(of: inode) else { throw Errno.invalid }
+        return try plain.readLink(path)
+    }
+
+    func statistics() throws -> FilesystemStatistics {
+        try FilesystemStatistics.of(path: plain.root.path)
+    }
+
+    // MARK: Content
+
+    func read(_ inode: UInt64, offset: Int64, size: Int, for reader: @autoclosure () -> ProcessID? = nil) throws -> [UInt8] {
+        try content.read(inode, offset: offset, size: size, for: reader())
+    }
+
+    func write(_ inode: UInt64, offset: Int64, data: [UInt8], appending: Bool,
+               by writer: @autoclosure () -> ProcessID? = nil) throws -> Int {
+        try content.write(inode, offset: offset, data: data, appending: appending, by: writer())
+    }
+
+    func makeDurable(_ inode: UInt64) throws {
+        try content.makeDurable(inode)
+    }
+
+    func makeFolderDurable(_ inode: UInt64) throws {
+        try content.makeFolderDurable(inode)
+    }
+
+    // MARK: Namespace
+
+    func create(parent: UInt64, name: String, mode: UInt32, flags: OpenFlags, creator: FileOwner? = nil) throws -> CreatedFile {
+        try namespace.create(parent: parent, name: name, mode: mode, flags: flags, creator: creator)
+    }
+
+    func makeNode(parent: UInt64, name: String, mode: UInt32, device: UInt64, creator: FileOwner? = nil) throws -> Entry {
+        try namespace.makeNode(parent: parent, name: name, mode: mode, device: device, creator: creator)
+    }
+
+    func makeDirectory(parent: UInt64, name: String, mode: UInt32, creator: FileOwner? = nil) throws -> Entry {
+        try namespace.makeDirectory(parent: parent, name: name, mode: mode, creator: creator)
+    }
+
+    func makeSymlink(parent: UInt64, name: String, target: String, creator: FileOwner? = nil) throws -> Entry {
+        try namespace.makeSymlink(parent: parent, name: name, target: target, creator: creator)
+    }
+
+    func unlink(parent: UInt64, name: String) throws {
+        try namespace.unlink(parent: parent, name: name)
+    }
+
+    func removeDirectory(parent: UInt64, name: String) throws {
+        try namespace.removeDirectory(parent: parent, name: name)
+    }
+
+    func link(_ inode: UInt64, newParent: UInt64, newName: String) throws -> Entry {
+        try namespace.link(inode, newParent: newParent, newName: newName)
+    }
+
+    func rename(parent: UInt64, name: String, newParent: UInt64, newName: String, flags: RenameFlags,
+                by renamer: @autoclosure () -> ProcessID? = nil) throws {
+        try namespace.rename(parent: parent, name: name, newParent: newParent, newName: newName, flags: flags,
+                             by: renamer())
     }
 
     // MARK: Saving
@@ -311,21 +321,16 @@ final class ShelfFileSystem: Sendable {
     private func handle(_ event: CloseWatcher.Event) {
         switch event {
         case .closed(let parent, let name):
-            guard let path = try? folderPath(parent.rawValue).appending(name), let key = resolve(path),
-                  let inode = inodes.existingInode(for: key) else { return }
-            saves.scheduler.closed(inode)
+            if let inode = names.existingInode(parent: parent.rawValue, name: name) { saves.scheduler.closed(inode) }
         case .watching(let folder):
             // Closes in the folder before its watch began were not seen (a file written into
             // a folder just made): save what waits there soon, unless it is written again.
-            guard let folder = try? folderPath(folder.rawValue) else { return }
-            for inode in saves.buffers.unsavedInodes() {
-                if let key = inodes.key(of: inode), path(of: key)?.parent == folder { saves.scheduler.soon(inode) }
-            }
+            guard let folder = try? names.folderPath(folder.rawValue) else { return }
+            for inode in names.inodes(saves.buffers.unsavedInodes(), in: folder) { saves.scheduler.soon(inode) }
         case .eventsLost:
             for inode in saves.buffers.unsavedInodes() { saves.scheduler.closed(inode) }
         }
     }
-
 }
 
 extension FileAttributes {

@@ -14,7 +14,7 @@ import ShelfModel
 /// version in the index) is never hidden by it. Bounded by ``capacity`` bytes, oldest save
 /// dropped first; a file over a quarter of it is not kept.
 ///
-/// A second one keeps the large files read lately (``ShelfFileSystem``'s reads), which the
+/// A second one keeps the large files read lately (``FileContent``'s reads), which the
 /// store could otherwise only serve range by range at a cost that grows with the offset.
 final class RecentSaves: Sendable {
     /// Total bytes kept by default: the saves of a busy editing session, a few MB at most.

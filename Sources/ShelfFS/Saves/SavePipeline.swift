@@ -27,8 +27,11 @@ final class SavePipeline: Sendable {
     let served: ServedVersions
     private let committer: ItemCommitter
     private let store: LibraryStore
-    private let index: ItemIndex
+    /// The one writer of the item index, which every commit updates.
+    private let view: MountView
+    private var index: ItemIndex { view.index }
     private let inodes: InodeTable
+    private let names: MountNames
     private let plain: PlainFileArea
     private let folders: ItemFolders
     private let newItemFiles: NewItemFiles
@@ -39,8 +42,8 @@ final class SavePipeline: Sendable {
     private let logger: Logger
 
     /// `buffers`: over the library's journal, already replayed (``replayJournal(of:into:logger:)``).
-    init(store: LibraryStore, buffers: ItemBuffers, idleSaveDelay: TimeInterval, index: ItemIndex,
-         inodes: InodeTable, plain: PlainFileArea, folders: ItemFolders, newItemFiles: NewItemFiles,
+    init(store: LibraryStore, buffers: ItemBuffers, idleSaveDelay: TimeInterval, view: MountView,
+         inodes: InodeTable, names: MountNames, plain: PlainFileArea, folders: ItemFolders, newItemFiles: NewItemFiles,
          owners: ItemFileOwners, kernel: KernelCache, served: ServedVersions, committer: ItemCommitter, namespaceLock: NSLock,
          logger: Logger) {
         self.store = store
@@ -48,8 +51,9 @@ final class SavePipeline: Sendable {
         self.committer = committer
         self.buffers = buffers
         scheduler = SaveScheduler(idleDelay: idleSaveDelay)
-        self.index = index
+        self.view = view
         self.inodes = inodes
+        self.names = names
         self.plain = plain
         self.folders = folders
         self.owners = owners
@@ -120,7 +124,7 @@ final class SavePipeline: Sendable {
             }
         }, target: { version in
             if case .item(let id) = key { return .item(id, baseVersion: version) }
-            return .newFile(path: path(of: key)?.rawValue ?? "")
+            return .newFile(path: names.path(of: key)?.rawValue ?? "")
         })
         // `key` is known: one lookup tells whether another file took the name meanwhile.
         if case .item = key, inodes.existingInode(for: key) != inode { scheduler.wroteReplaced(inode) } else { scheduler.wrote(inode) }
@@ -189,12 +193,12 @@ final class SavePipeline: Sendable {
     /// item, an invalid one is kept as its draft; either way the record is committed on return.
     func save(_ inode: UInt64) throws {
         guard let buffer = buffers.buffer(of: inode), buffer.isDirty else { return }
-        if let replaced = buffer.takeReplaced() { try keepShown(replaced) }
+        if let replaced = buffer.takeReplaced() { try view.keepShown(replaced) }
         let isNew = if case .newItemFile = inodes.key(of: inode) { true } else { false }
         if isNew { namespaceLock.lock() }
         defer { if isNew { namespaceLock.unlock() } }
         // Named before the buffer's lock is taken, in case the bytes are too large for an item.
-        let aside = inodes.key(of: inode).flatMap(path(of:)).map { TooLargeFiles.name(beside: $0, in: plain) }
+        let aside = inodes.key(of: inode).flatMap(names.path(of:)).map { TooLargeFiles.name(beside: $0, in: plain) }
         let setAsideSize: Int?
         do {
             setAsideSize = try buffer.saveIfDirty(largest: TooLargeFiles.largestItemFile, setAside: aside.map(plain.realPath)) {
@@ -257,7 +261,7 @@ final class SavePipeline: Sendable {
     private func commit(_ unsaved: ItemBuffer.Unsaved, into inode: UInt64) throws -> ItemBuffer.Saved {
         switch inodes.key(of: inode) {
         case .item(let id):
-            let path = try path(of: .item(id)) ?? restoreForWrites(id)
+            let path = try names.path(of: .item(id)) ?? restoreForWrites(id)
             let readFrom = served.readFrom(id, by: unsaved.writers, startedFrom: unsaved.baseVersion)
             logger.debug("saving \(path) from one of versions \(readFrom)")
             let outcome = try committer.commit(unsaved.bytes, at: path, into: .existing(id, readFrom: readFrom),
@@ -283,7 +287,7 @@ final class SavePipeline: Sendable {
             // nothing or another inode: the inode takes the item's key (keeping the pending
             // one), the index learns of the item, and only then does the pending file go.
             inodes.becameItem(inode, outcome.record.item.id)
-            index.put(ItemSummary(outcome.record))
+            view.recorded(outcome.record)
             newItemFiles.remove(pending)
             inodes.newFileEntryGone(inode)
             return saved(outcome, by: inode, writers: unsaved.writers)
@@ -297,36 +301,6 @@ final class SavePipeline: Sendable {
         }
     }
 
-    /// Keeps what the item file `inode` shows now (`version`; nil: the stored one) as its bytes,
-    /// for the programs still reading it once another file took its name: a rename over it, or
-    /// a change from elsewhere. Bytes it holds already are what it shows; returns false when
-    /// they are unsaved writes, when that version is no longer kept, or when the item moved on
-    /// meanwhile (a save through this mount published a newer version, which the file shows).
-    @discardableResult
-    func keepShown(_ inode: UInt64, version: Int64? = nil) throws -> Bool {
-        guard case .item(let id)? = inodes.key(of: inode) else { return false }
-        if let held = buffers.buffer(of: inode) { return !held.isDirty }
-        let file: (version: Int64, content: Data)?
-        if let version {
-            file = try store.file(id: id, version: version).map { (version, $0) }
-        } else {
-            file = try store.file(id: id)
-        }
-        guard let file else { return false }
-        return buffers.freeze(inode, bytes: Array(file.content), version: file.version,
-                              modified: index.summary(id: id)?.modified ?? Date()) { index.version(of: id) == file.version }
-    }
-
-    /// Where an item or new item file is now (nil for a trashed item).
-    private func path(of key: NodeKey) -> MountPath? {
-        switch key {
-        case .item(let id): index.summary(id: id).map { MountPath($0.path) }
-        case .newItemFile(let pending): newItemFiles.path(of: pending)
-        case .plain(let path): path
-        case .status: nil
-        }
-    }
-
     /// An item deleted (here or elsewhere) while a program still wrote its file comes back from
     /// the trash with those writes: nothing written is lost. Returns its path.
     private func restoreForWrites(_ id: ItemID) throws -> MountPath {
@@ -334,8 +308,7 @@ final class SavePipeline: Sendable {
         logger.notice("\(record.path) was deleted while a program still wrote it; it is back with those writes")
         let path = MountPath(record.path)
         try folders.ensure(path.parent)
-        index.put(ItemSummary(record))
-        kernel.nameAppeared(path.name, in: inodes.kernelInode(for: .plain(path.parent)))
+        view.restored(record)
         return path
     }
 
@@ -357,7 +330,7 @@ final class SavePipeline: Sendable {
         var keptCurrent = false
         if let current, let shown = index.version(of: id) {
             do {
-                keptCurrent = try keepShown(current, version: shown)
+                keptCurrent = try view.keepShown(current, version: shown)
             } catch {
                 logger.error("could not keep the bytes inode \(current) shows: \(error)")
             }
@@ -367,18 +340,11 @@ final class SavePipeline: Sendable {
             logger.notice("\(outcome.record.path) was saved from version \(aside.readFrom), and changed elsewhere meanwhile (version \(aside.changedTo)) in the same lines: the save wins, and the other side is kept as \(aside.copy)")
         }
         if keptCurrent {
-            giveAnotherFile(to: id, at: MountPath(outcome.record.path))
+            view.giveAnotherFile(to: id, at: MountPath(outcome.record.path))
         } else if let current {
             kernel.invalidate(.content(Inode(current)))
         }
         return ItemBuffer.Saved(version: outcome.record.version, nextTarget: .item(id, baseVersion: outcome.record.version))
-    }
-
-    /// Item `id`'s name (`path`) stands for another file from its next lookup, as after a rename
-    /// over it; the file the kernel holds keeps what ``keepShown(_:version:)`` kept for it.
-    func giveAnotherFile(to id: ItemID, at path: MountPath) {
-        inodes.detach(.item(id))
-        kernel.nameLeft(path.name, in: inodes.kernelInode(for: .plain(path.parent)))
     }
 
     /// The index learns the version holding a save's bytes (so the change follower knows it
@@ -386,7 +352,7 @@ final class SavePipeline: Sendable {
     /// top of them reaches the index through the follower, like any change from elsewhere, which
     /// has the kernel drop the saved pages and tells watchers the file changed.
     func noteSaved(_ record: ItemRecord, by writers: Set<ProcessID?>) {
-        index.put(ItemSummary(record))
+        view.recorded(record)
         recentSaves.keep(record.item.id, version: record.version, content: record.content)
         served.saved(record.item.id, version: record.version, by: writers, startsAgain: !record.content.isEmpty)
     }

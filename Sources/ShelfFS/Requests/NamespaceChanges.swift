@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import FuseKit
+import Logging
 import ShelfModel
 import ShelfStore
 
@@ -8,7 +9,48 @@ import ShelfStore
 /// JetBrains' `___jb_tmp___`, `sed -i`, atomic replace) turn back into one item keeping its
 /// identity. The README's table of save patterns ("The mount") is the contract; `rename`
 /// implements it row by row.
-extension ShelfFileSystem {
+///
+/// Every change holds `namespaceLock` (see the lock order in ``ShelfFileSystem``); a file that
+/// moves is saved before the lock is taken.
+final class NamespaceChanges: Sendable {
+    private let store: LibraryStore
+    private let view: MountView
+    private var index: ItemIndex { view.index }
+    private let inodes: InodeTable
+    private let names: MountNames
+    private let attributes: NodeAttributes
+    private let editor: AttributeEditor
+    private let saves: SavePipeline
+    private let plain: PlainFileArea
+    private let folders: ItemFolders
+    private let descriptors: PlainDescriptors
+    private let newItemFiles: NewItemFiles
+    private let recentUnlinks: RecentUnlinks
+    private let kernel: KernelCache
+    private let namespaceLock: NSLock
+    private let logger: Logger
+
+    init(store: LibraryStore, view: MountView, inodes: InodeTable, names: MountNames, attributes: NodeAttributes,
+         editor: AttributeEditor, saves: SavePipeline, plain: PlainFileArea, folders: ItemFolders,
+         descriptors: PlainDescriptors, newItemFiles: NewItemFiles, recentUnlinks: RecentUnlinks, kernel: KernelCache,
+         namespaceLock: NSLock, logger: Logger) {
+        self.store = store
+        self.view = view
+        self.inodes = inodes
+        self.names = names
+        self.attributes = attributes
+        self.editor = editor
+        self.saves = saves
+        self.plain = plain
+        self.folders = folders
+        self.descriptors = descriptors
+        self.newItemFiles = newItemFiles
+        self.recentUnlinks = recentUnlinks
+        self.kernel = kernel
+        self.namespaceLock = namespaceLock
+        self.logger = logger
+    }
+
     private func mutating<T>(_ body: () throws -> T) throws -> T {
         namespaceLock.lock()
         defer {
@@ -20,8 +62,8 @@ extension ShelfFileSystem {
 
     /// The path `name` would have in folder `parent`, refusing the read-only status folder.
     private func writablePath(parent: UInt64, name: String) throws -> MountPath {
-        guard name.utf8.count <= Self.nameMax else { throw Errno.nameTooLong }
-        let path = try folderPath(parent).appending(name)
+        guard name.utf8.count <= ShelfFileSystem.nameMax else { throw Errno.nameTooLong }
+        let path = try names.folderPath(parent).appending(name)
         guard !PathRules.isStatusPath(path) else { throw Errno.accessDenied }
         return path
     }
@@ -36,20 +78,20 @@ extension ShelfFileSystem {
     func create(parent: UInt64, name: String, mode: UInt32, flags: OpenFlags, creator: FileOwner? = nil) throws -> CreatedFile {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
-            if let existing = resolve(path) {
+            if let existing = names.resolve(path) {
                 guard !flags.exclusive else { throw Errno.exists }
                 let inode = inodes.inode(for: existing)
                 if flags.truncates && flags.isWritable {
-                    _ = try setAttributes(inode, changes: AttributeChanges(size: 0))
+                    _ = try editor.setAttributes(inode, changes: AttributeChanges(size: 0))
                 }
-                return CreatedFile(entry: try entry(for: existing), file: OpenedFile())
+                return CreatedFile(entry: try attributes.entry(for: existing), file: OpenedFile())
             }
             if PathRules.isItemPath(path) {
                 // Not an item until its first save decides which one (its `id:` may name a
                 // trashed item coming back).
                 let pending = newItemFiles.add(at: path, .init(permissions: mode & 0o7777, owner: creator))
                 try saves.startNewFile(inodes.inode(for: .newItemFile(pending)), at: path)
-                return CreatedFile(entry: try entry(for: .newItemFile(pending)), file: OpenedFile())
+                return CreatedFile(entry: try attributes.entry(for: .newItemFile(pending)), file: OpenedFile())
             }
             // Opened read-write whatever the mode: the creator may write a file it makes read-only.
             let descriptor = try plain.open(path, flags: O_RDWR | O_CREAT | (flags.rawValue & O_EXCL),
@@ -63,7 +105,7 @@ extension ShelfFileSystem {
                 close(descriptor)
                 throw error
             }
-            let entry = try entry(for: .plain(path))
+            let entry = try attributes.entry(for: .plain(path))
             descriptors.keep(descriptor, for: entry.attributes.inode.rawValue)
             return CreatedFile(entry: entry, file: OpenedFile())
         }
@@ -76,7 +118,7 @@ extension ShelfFileSystem {
             try plain.makeNode(path, mode: mode_t(mode), device: dev_t(device))
             try plain.changeMode(path, to: mode_t(mode & 0o7777))
             if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
-            return try entry(for: .plain(path))
+            return try attributes.entry(for: .plain(path))
         }
     }
 
@@ -89,7 +131,7 @@ extension ShelfFileSystem {
             try plain.changeMode(path, to: mode_t(mode & 0o7777) | (try plain.status(path).st_mode & S_ISGID))
             if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
             folders.watchForCloses(path)
-            return try entry(for: .plain(path))
+            return try attributes.entry(for: .plain(path))
         }
     }
 
@@ -99,18 +141,15 @@ extension ShelfFileSystem {
             try refuseItemName(path)
             try plain.symlink(path, target: target)
             if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
-            return try entry(for: .plain(path))
+            return try attributes.entry(for: .plain(path))
         }
     }
-
-    /// Longest name a folder entry may have (`NAME_MAX`).
-    static let nameMax = 255
 
     /// Only item files take `*.md` names in item folders: a folder, symlink or device node
     /// there would be hidden behind the item overlay (`EPERM`), unless the name is taken (`EEXIST`).
     private func refuseItemName(_ path: MountPath) throws {
         guard PathRules.isItemPath(path) else { return }
-        throw resolve(path) != nil ? Errno.exists : Errno.notPermitted
+        throw names.resolve(path) != nil ? Errno.exists : Errno.notPermitted
     }
 
     // MARK: Removing
@@ -122,10 +161,10 @@ extension ShelfFileSystem {
         try saveBeforeMoving(parent: parent, name: name)
         try mutating {
             let path = try writablePath(parent: parent, name: name)
-            switch resolve(path) {
+            switch names.resolve(path) {
             case .item(let id):
                 try store.write { try $0.trash(id: id) }
-                index.remove(id)
+                view.removed(id)
                 recentUnlinks.deleted(id, at: path)
             case .newItemFile(let pending):
                 newItemFiles.remove(pending)
@@ -167,10 +206,10 @@ extension ShelfFileSystem {
             let to = try writablePath(parent: newParent, name: newName)
             guard case .plain(let from) = inodes.key(of: inode), descriptors.unlinked(inode) == nil,
                   !PathRules.isItemPath(to) else { throw Errno.notPermitted }
-            guard resolve(to) == nil else { throw Errno.exists }
+            guard names.resolve(to) == nil else { throw Errno.exists }
             try plain.link(from, to: to)
             _ = inodes.node(for: from, sharing: UInt64(try plain.status(from).st_ino))
-            return try entry(for: .plain(to))
+            return try attributes.entry(for: .plain(to))
         }
     }
 
@@ -189,8 +228,8 @@ extension ShelfFileSystem {
             let from = try writablePath(parent: parent, name: name)
             let to = try writablePath(parent: newParent, name: newName)
             guard !flags.contains(.exchange) else { throw Errno.invalid }
-            guard let source = resolve(from) else { throw Errno.noEntry }
-            let target = resolve(to)
+            guard let source = names.resolve(from) else { throw Errno.noEntry }
+            let target = names.resolve(to)
             if target != nil && flags.contains(.noReplace) { throw Errno.exists }
             guard source != target else { return }
             switch (source, PathRules.isItemPath(to)) {
@@ -222,9 +261,7 @@ extension ShelfFileSystem {
     /// so they go where the file was when they were made. Outside `namespaceLock` (see the lock
     /// order); a write that slips in before the namespace change is saved wherever the file went.
     private func saveBeforeMoving(parent: UInt64, name: String) throws {
-        guard let path = try? folderPath(parent).appending(name), let key = resolve(path),
-              let inode = inodes.existingInode(for: key) else { return }
-        try saves.save(inode)
+        if let inode = names.existingInode(parent: parent, name: name) { try saves.save(inode) }
     }
 
     /// The replaced target of a rename leaves: an item to the trash, an unsaved new file away.
@@ -232,7 +269,7 @@ extension ShelfFileSystem {
         switch target {
         case .item(let id):
             try store.write { try $0.trash(id: id) }
-            index.remove(id)
+            view.removed(id)
         case .newItemFile(let pending):
             newItemFiles.remove(pending)
         case .plain(let path):
@@ -252,8 +289,7 @@ extension ShelfFileSystem {
         }
         try folders.ensure(to.parent)
         try removeForReplacement(target)
-        let record = try store.write { try $0.move(id: id, to: to.rawValue) }
-        index.put(ItemSummary(record))
+        view.recorded(try store.write { try $0.move(id: id, to: to.rawValue) })
     }
 
     /// Item → plain name (`x~`, `x___jb_old___`, `.trash/x.md`): the item leaves the library
@@ -272,7 +308,7 @@ extension ShelfFileSystem {
             try? plain.unlink(to)
             throw error
         }
-        index.remove(id)
+        view.removed(id)
         if let inode = inodes.existingInode(for: .item(id)) {
             inodes.rekey(inode, to: .plain(to))
             saves.buffers.releaseIfSaved(inode)
@@ -332,7 +368,7 @@ extension ShelfFileSystem {
         }
         if !moved { try plain.removeInBackground(from) }
         // The kernel holds the temp file's attributes (mode, owner, times): have it ask again.
-        if let tempInode { invalidate(.attributes(Inode(tempInode))) }
+        if let tempInode { kernel.invalidate(.attributes(Inode(tempInode))) }
     }
 
     /// Plain → plain, files or folders. A folder holding items moves them in the store too; one
@@ -362,8 +398,6 @@ extension ShelfFileSystem {
             throw error
         }
         inodes.renameFolder(from, to: to)
-        for id in index.ids(inside: from) {
-            if let summary = try store.summary(id: id) { index.put(summary) }
-        }
+        for id in index.ids(inside: from) { try view.reload(id) }
     }
 }

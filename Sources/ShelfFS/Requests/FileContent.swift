@@ -1,22 +1,44 @@
 import Foundation
 import Glibc
 import FuseKit
+import Logging
 import ShelfModel
 import ShelfMarkdown
 import ShelfStore
 import ShelfSystem
 
 /// Reading and writing files' bytes: items from their buffers, fetched downloads, recent saves or
-/// the store; plain files through their descriptors.
-extension ShelfFileSystem {
-    // MARK: Reading and writing
+/// the store, and their writes into the ``SavePipeline``; plain files through their descriptors.
+final class FileContent: Sendable {
+    private let store: LibraryStore
+    private let view: MountView
+    private var index: ItemIndex { view.index }
+    private let inodes: InodeTable
+    private let names: MountNames
+    private let attributes: NodeAttributes
+    private let saves: SavePipeline
+    private let downloads: PlaceholderDownloads
+    private let plain: PlainFileArea
+    private let descriptors: PlainDescriptors
+    private let statusFolder: StatusFolder
+    private let kernel: KernelCache
+    private let logger: Logger
 
-    /// The item `inode` stands for while its bytes are still in the cloud (and nothing
-    /// written to it waits): reading it downloads it first.
-    func placeholder(_ inode: UInt64) -> ItemID? {
-        guard downloads.isLinked, case .item(let id)? = inodes.key(of: inode), index.summary(id: id)?.isPlaceholder == true,
-              saves.buffers.buffer(of: inode) == nil, downloads.fetchedContent(of: id) == nil else { return nil }
-        return id
+    init(store: LibraryStore, view: MountView, inodes: InodeTable, names: MountNames, attributes: NodeAttributes,
+         saves: SavePipeline, downloads: PlaceholderDownloads, plain: PlainFileArea, descriptors: PlainDescriptors,
+         statusFolder: StatusFolder, kernel: KernelCache, logger: Logger) {
+        self.store = store
+        self.view = view
+        self.inodes = inodes
+        self.names = names
+        self.attributes = attributes
+        self.saves = saves
+        self.downloads = downloads
+        self.plain = plain
+        self.descriptors = descriptors
+        self.statusFolder = statusFolder
+        self.kernel = kernel
+        self.logger = logger
     }
 
     /// Items up to this size are read range by range from the store; larger ones whole, once
@@ -115,7 +137,7 @@ extension ShelfFileSystem {
         switch key {
         case .item, .newItemFile:
             // Writes land among the bytes the file has: a placeholder gets them first.
-            if let id = placeholder(inode) { try downloadNow(id) }
+            if let id = attributes.placeholder(inode) { try downloadNow(id) }
             try saves.apply(.write(offset: Int(offset), data: data, appending: appending), to: inode, key: key, by: writer())
             return data.count
         case .plain(let path):
@@ -143,7 +165,7 @@ extension ShelfFileSystem {
             logger.warning("cannot download \(id) before writing to it: \(error)")
             throw Errno.ioError
         }
-        if let summary = try store.summary(id: id) { index.put(summary) }
+        try view.reload(id)
     }
 
     /// `fsync`: saves an item's unsaved writes and waits until the store has them on disk;
@@ -165,10 +187,8 @@ extension ShelfFileSystem {
     /// commits the saves waiting in it (an atomic save's rename does not wait for the store),
     /// then waits until the store and the folder's plain files are on disk.
     func makeFolderDurable(_ inode: UInt64) throws {
-        let folder = try folderPath(inode)
-        for unsaved in saves.buffers.unsavedInodes() {
-            if let key = inodes.key(of: unsaved), path(of: key)?.parent == folder { try saves.save(unsaved) }
-        }
+        let folder = try names.folderPath(inode)
+        for unsaved in names.inodes(saves.buffers.unsavedInodes(), in: folder) { try saves.save(unsaved) }
         try store.synchronize()
         try plain.makeFolderDurable(folder)
     }

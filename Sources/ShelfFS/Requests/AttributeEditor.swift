@@ -1,0 +1,120 @@
+import Foundation
+import FuseKit
+import Glibc
+import ShelfModel
+import ShelfStore
+import ShelfSystem
+
+/// `setattr`: mode, owner, size and times of plain files (through their descriptor once
+/// unlinked) and of item files, whose size changes are writes and whose mode, owner and
+/// modification time are stored with the item.
+final class AttributeEditor: Sendable {
+    private let store: LibraryStore
+    private let view: MountView
+    private let inodes: InodeTable
+    private let attributes: NodeAttributes
+    private let content: FileContent
+    private let saves: SavePipeline
+    private let plain: PlainFileArea
+    private let descriptors: PlainDescriptors
+    private let accessTimes: ItemAccessTimes
+    private let owners: ItemFileOwners
+
+    init(store: LibraryStore, view: MountView, inodes: InodeTable, attributes: NodeAttributes, content: FileContent,
+         saves: SavePipeline, plain: PlainFileArea, descriptors: PlainDescriptors, accessTimes: ItemAccessTimes,
+         owners: ItemFileOwners) {
+        self.store = store
+        self.view = view
+        self.inodes = inodes
+        self.attributes = attributes
+        self.content = content
+        self.saves = saves
+        self.plain = plain
+        self.descriptors = descriptors
+        self.accessTimes = accessTimes
+        self.owners = owners
+    }
+
+    /// `writer`: who asked (nil: not known); a size change is a write.
+    func setAttributes(_ inode: UInt64, changes: AttributeChanges,
+                       by writer: @autoclosure () -> ProcessID? = nil) throws -> CachedAttributes {
+        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
+        switch key {
+        case .plain(let path):
+            if let unlinked = descriptors.unlinked(inode) {
+                try changeUnlinkedFile(unlinked.fd, changes: changes)
+                break
+            }
+            if let permissions = changes.permissions { try plain.changeMode(path, to: mode_t(permissions)) }
+            if changes.uid != nil || changes.gid != nil {
+                try plain.changeOwner(path, uid: changes.uid ?? UInt32.max, gid: changes.gid ?? UInt32.max)
+            }
+            if let size = changes.size {
+                // Through the descriptor: a file unlinked while open is still truncated.
+                let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: true)
+                guard ftruncate(descriptor.fd, off_t(size)) == 0 else { throw Errno.current }
+            }
+            if changes.accessTime != nil || changes.modificationTime != nil {
+                try plain.setTimes(path, access: changes.accessTime.map { timespec($0.resolved) },
+                                   modification: changes.modificationTime.map { timespec($0.resolved) })
+            }
+        case .item, .newItemFile:
+            if changes.uid != nil || changes.gid != nil { try changeItemOwner(inode, uid: changes.uid, gid: changes.gid) }
+            // A size change truncates or extends what the file shows, saved like a write.
+            if let size = changes.size {
+                if let id = attributes.placeholder(inode) { try content.downloadNow(id) }
+                try saves.apply(.resize(Int(size)), to: inode, key: key, by: writer())
+            }
+            // Mode bits and the modification time are the item's (rsync -a, cp -p, tar keep
+            // them); the access time is kept apart while the mount runs (``ItemAccessTimes``).
+            if changes.permissions != nil || changes.modificationTime != nil {
+                try setItemFileTimes(inode, modified: changes.modificationTime?.resolved.date,
+                                     permissions: changes.permissions.map { UInt32($0 & 0o7777) })
+            }
+            if let accessed = changes.accessTime, case .item(let id)? = inodes.key(of: inode) {
+                accessTimes.set(accessed.resolved, of: id)
+            }
+        case .status:
+            throw Errno.accessDenied
+        }
+        return try attributes.cachedAttributes(of: inode)
+    }
+
+    /// `setattr` of a plain file unlinked while open: through its descriptor, as its path is
+    /// gone (or names another file).
+    private func changeUnlinkedFile(_ fd: Int32, changes: AttributeChanges) throws {
+        if let permissions = changes.permissions, fchmod(fd, mode_t(permissions)) != 0 { throw Errno.current }
+        if changes.uid != nil || changes.gid != nil,
+           fchown(fd, changes.uid ?? UInt32.max, changes.gid ?? UInt32.max) != 0 { throw Errno.current }
+        if let size = changes.size, ftruncate(fd, off_t(size)) != 0 { throw Errno.current }
+        if changes.accessTime != nil || changes.modificationTime != nil {
+            let omit = timespec(tv_sec: 0, tv_nsec: LinuxCalls.timeOmit)
+            let times = [changes.accessTime.map { timespec($0.resolved) } ?? omit,
+                         changes.modificationTime.map { timespec($0.resolved) } ?? omit]
+            guard futimens(fd, times) == 0 else { throw Errno.current }
+        }
+    }
+
+    /// `chown` of an item: stored (``FileOwner``) and shown. Only a mount run by root may give
+    /// files away, as for plain files; otherwise a change of owner is `EPERM`, never ignored.
+    private func changeItemOwner(_ inode: UInt64, uid: UInt32?, gid: UInt32?) throws {
+        guard case .item(let id) = try attributes.keyWithWritesSaved(inode) else { throw Errno.noEntry }
+        let mountOwner = FileOwner(uid: FileAttributes.processUID, gid: FileAttributes.processGID)
+        let current = owners.owner(of: id) ?? mountOwner
+        let changed = FileOwner(uid: uid ?? current.uid, gid: gid ?? current.gid)
+        guard changed != current else { return }
+        guard FileAttributes.processUID == 0 else { throw Errno.notPermitted }
+        let stored = changed == mountOwner ? nil : changed
+        try store.write { try $0.setOwner(stored, of: id) }
+        owners.set(stored, of: id)
+    }
+
+    /// Sets an item's modification time and mode bits, after its pending writes (a time set
+    /// after writing is not overtaken by the save of those writes).
+    private func setItemFileTimes(_ inode: UInt64, modified: Date?, permissions: UInt32?) throws {
+        guard case .item(let id) = try attributes.keyWithWritesSaved(inode) else { throw Errno.noEntry }
+        let record = try store.write { try $0.setFileTimes(id: id, modified: modified, permissions: permissions) }
+        view.recorded(record)
+        saves.buffers.buffer(of: inode)?.setModified(record.modified)
+    }
+}
