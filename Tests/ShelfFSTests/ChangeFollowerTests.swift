@@ -27,7 +27,7 @@ import TestTraits
         note.content = "Changed by another process.\n"
         try other.update(.note(note))
         let changed = try #require(try other.summary(id: record.item.id))
-        #expect(eventually(within: .seconds(10)) { operations.fileSystem.index.summary(id: record.item.id) == changed },
+        #expect(eventually(within: .seconds(10)) { operations.fileSystem.parts.index.summary(id: record.item.id) == changed },
                 "a commit by another process wakes the follower")
     }
 }

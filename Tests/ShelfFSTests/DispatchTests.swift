@@ -97,10 +97,10 @@ import TestTraits
         try fs.saves.save(current)
         #expect(try library.store.record(atPath: "Notes/Plan.md")?.text == text)
         #expect(try readFile(replaced) == record.text, "the replaced file's readers keep its bytes after the save")
-        #expect(fs.kernel.staleAttributes.areStale([replaced]) == [true], "the kernel got bytes of it")
+        #expect(fs.parts.kernel.staleAttributes.areStale([replaced]) == [true], "the kernel got bytes of it")
         fs.forget(replaced, count: 2)
         #expect(fs.saves.buffers.buffer(of: replaced) == nil)
-        #expect(fs.kernel.staleAttributes.areStale([replaced]) == [false], "nothing is kept for a forgotten inode")
+        #expect(fs.parts.kernel.staleAttributes.areStale([replaced]) == [false], "nothing is kept for a forgotten inode")
     }
 
     /// The kernel may forget a file as soon as no program holds it (memory pressure evicts it
@@ -112,7 +112,7 @@ import TestTraits
         let written = created.entry.attributes.inode.rawValue
         _ = try fs.write(written, offset: 0, data: Array("Kept.\n".utf8), appending: false)
         fs.forget(written, count: .max)
-        #expect(!fs.inodes.isKnownToKernel(written))
+        #expect(!fs.parts.inodes.isKnownToKernel(written))
         let again = try inode("Notes", "Draft.md")
         #expect(again == written, "a file with unsaved writes keeps its number")
         #expect(try readFile(again) == "Kept.\n")
@@ -131,7 +131,7 @@ import TestTraits
         let landed = try library.store.insert(.note(Note(title: "Draft", content: "Stored.\n")))
         #expect(landed.path == "Notes/Draft.md")
         #expect(try ChangeFollower(fileSystem: fs).poll() > 0)
-        #expect(fs.index.summary(at: MountPath("Notes/Draft.md"))?.id == landed.item.id)
+        #expect(fs.parts.index.summary(at: MountPath("Notes/Draft.md"))?.id == landed.item.id)
         #expect(fs.announcer.queued.isEmpty, "the item is the new file's: nothing appeared elsewhere")
         let found = try inode("Notes", "Draft.md")
         #expect(found == written)
@@ -144,7 +144,7 @@ import TestTraits
     @Test func aPlainFileChangedElsewhereIsAnnouncedByWhatWasThereBefore() throws {
         _ = try folder("Notes")
         for name in ["map.png", "new.png"] {
-            try Data("png".utf8).write(to: URL(fileURLWithPath: fs.plain.realPath(MountPath("Notes/" + name))))
+            try Data("png".utf8).write(to: URL(fileURLWithPath: fs.parts.plain.realPath(MountPath("Notes/" + name))))
         }
         fs.syncView.plainFileChangedElsewhere(MountPath("Notes/map.png"), wasThere: true)
         fs.syncView.plainFileChangedElsewhere(MountPath("Notes/new.png"), wasThere: false)
@@ -160,10 +160,10 @@ import TestTraits
         let plan = try inode("Notes", "Plan.md")
         _ = try fs.write(plan, offset: 0, data: Array("Last.\n".utf8), appending: true)
         fs.forget(plan, count: .max)
-        fs.view.giveAnotherFile(to: record.item.id, at: MountPath("Notes/Plan.md"))
+        fs.parts.view.giveAnotherFile(to: record.item.id, at: MountPath("Notes/Plan.md"))
         try fs.saves.save(plan)
         #expect(try library.store.record(id: record.item.id)?.text == record.text + "Last.\n")
-        #expect(fs.inodes.key(of: plan) == nil, "saved, the forgotten inode goes")
+        #expect(fs.parts.inodes.key(of: plan) == nil, "saved, the forgotten inode goes")
     }
 
     /// Writers of one file share it, as on a disk: one writer's bytes are the other's, a stat
@@ -274,7 +274,7 @@ import TestTraits
         #expect(stored.draftDiagnostics?.isEmpty == false)
         let error = String(decoding: try fs.extendedAttribute(inode, name: "user.shelf.error"), as: UTF8.self)
         #expect(error.contains("current_page"))
-        let report = String(decoding: try fs.statusFolder.content(of: "errors.txt"), as: UTF8.self)
+        let report = String(decoding: try fs.parts.statusFolder.content(of: "errors.txt"), as: UTF8.self)
         #expect(report.hasPrefix(book.path + "\n  line 4:"))
     }
 
@@ -324,10 +324,10 @@ import TestTraits
         let other = try library.reopened()
         let added = try other.insert(.note(Note(title: "Elsewhere")))
         #expect(try follower.poll() == 1)
-        #expect(fs.names.resolve(MountPath(added.path)) == .item(added.item.id))
+        #expect(fs.parts.names.resolve(MountPath(added.path)) == .item(added.item.id))
         try other.write { try $0.trash(id: added.item.id) }
         try follower.poll()
-        #expect(fs.names.resolve(MountPath(added.path)) == nil)
+        #expect(fs.parts.names.resolve(MountPath(added.path)) == nil)
     }
 }
 
@@ -344,7 +344,7 @@ import TestTraits
         try library.addNote()
         fs = try ShelfFileSystem(store: library.store)
         follower = ChangeFollower(fileSystem: fs)
-        fs.kernel.attach(notifier)
+        fs.parts.kernel.attach(notifier)
         notifier.start { [sent] invalidation in
             sent.record(invalidation)
             return 0
@@ -472,7 +472,7 @@ import TestTraits
         let back = try #require(try library.store.record(atPath: "Notes/Plan.md"))
         #expect(back.item.id == record.item.id)
         #expect(back.text == record.text + "Kept.\n")
-        #expect(fs.names.resolve(MountPath("Notes/Plan.md")) == .item(record.item.id))
+        #expect(fs.parts.names.resolve(MountPath("Notes/Plan.md")) == .item(record.item.id))
     }
 }
 

@@ -65,7 +65,7 @@ import TestTraits
     /// invalidation reached the kernel. An open with nothing changed keeps it.
     @Test func anOpenAfterNamesChangedElsewhereRefillsTheKernelsCopy() throws {
         #expect(try opendir(notes).keepCache)
-        try Data("png".utf8).write(to: URL(fileURLWithPath: fs.plain.realPath(MountPath("Notes/picture.png"))))
+        try Data("png".utf8).write(to: URL(fileURLWithPath: fs.parts.plain.realPath(MountPath("Notes/picture.png"))))
         fs.syncView.plainFileChangedElsewhere(MountPath("Notes/picture.png"), wasThere: false)
         let afterChange = try opendir(notes)
         #expect(!afterChange.keepCache && afterChange.cacheDirectory, "the names changed: the kernel fills its copy again")
@@ -90,7 +90,7 @@ import TestTraits
         }
         #expect(full == [".", "..", "Note 3.md", "Note 4.md"])
 
-        #expect(fs.inodes.forget(note4.rawValue, count: .max))
+        #expect(fs.parts.inodes.forget(note4.rawValue, count: .max))
         #expect(nameOnly(try listPlus(notes)) == 15, "a name the kernel forgot gets its entry again")
     }
 }

@@ -166,12 +166,12 @@ struct StalledLibrary {
         let shared = FolderCloud(folder: folder.child("cloud"))
         let a = try LibraryStore.create(at: folder.child("a"))
         notes = try (1...count).map { try a.insert(.note(Note(title: "Plan \($0)", content: "Read \($0).\n"))) }
-        try SyncEngine.link(a, to: shared, deviceName: "a")
+        try CloudLinking.link(a, to: shared, deviceName: "a")
         try SyncEngine(store: a, cloud: shared).sync()
 
         b = try MountableLibrary()
         local = try b.addNote("Here", content: "Already here.\n")
-        try SyncEngine.link(b.store, to: shared, deviceName: "b")
+        try CloudLinking.link(b.store, to: shared, deviceName: "b")
         cloud = StalledCloud(shared)
         engine = SyncEngine(store: b.store, cloud: cloud)
         try engine.sync()

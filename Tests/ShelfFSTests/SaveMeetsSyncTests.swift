@@ -26,10 +26,10 @@ import ShelfStore
             here = try LibraryStore.create(at: folder.child("here"))
             note = try here.insert(.note(Note(title: "Two hands", content: "alpha: start\n\nbeta: start\n")))
             _ = try here.insert(.note(Note(title: "Other", content: "other: start\n")))
-            try SyncEngine.link(here, to: shared, deviceName: "here", downloadAll: true)
+            try CloudLinking.link(here, to: shared, deviceName: "here", downloadAll: true)
             try SyncEngine(store: here, cloud: shared).sync()
             there = try LibraryStore.create(at: folder.child("there"))
-            try SyncEngine.link(there, to: shared, deviceName: "there", downloadAll: true)
+            try CloudLinking.link(there, to: shared, deviceName: "there", downloadAll: true)
             try SyncEngine(store: there, cloud: shared).sync()
         }
 

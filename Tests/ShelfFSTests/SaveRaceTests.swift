@@ -44,7 +44,7 @@ import TestTraits
         let saved = try #require(try library.store.record(id: before.item.id))
         #expect(saved.version > before.version)
 
-        #expect(try fs.view.keepShown(plan, version: before.version) == false)
+        #expect(try fs.parts.view.keepShown(plan, version: before.version) == false)
         #expect(fs.saves.buffers.buffer(of: plan) == nil, "the file holds no bytes of an older version")
         #expect(try readFile(plan) == saved.text)
 
@@ -58,7 +58,7 @@ import TestTraits
     @Test func keepingTheVersionShownHoldsItsBytes() throws {
         let plan = try planInode()
         let shown = try #require(try library.store.record(atPath: "Notes/Plan.md"))
-        #expect(try fs.view.keepShown(plan, version: shown.version))
+        #expect(try fs.parts.view.keepShown(plan, version: shown.version))
         #expect(fs.saves.buffers.buffer(of: plan)?.isDirty == false)
         #expect(try readFile(plan) == shown.text)
     }

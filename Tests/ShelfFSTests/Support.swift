@@ -38,7 +38,7 @@ final class MountableLibrary: TestLibrary, @unchecked Sendable {
     /// Waits until `count` read requests of the mount `withMount` runs wait for downloads: the
     /// readers are blocked in the mount, not still starting.
     func waitUntilReadersWait(_ count: Int) -> Bool {
-        eventually(within: .seconds(10)) { mounted.withLock { $0 }?.fileSystem.downloads.waitingReaders == count }
+        eventually(within: .seconds(10)) { mounted.withLock { $0 }?.fileSystem.parts.downloads.waitingReaders == count }
     }
 
     /// Whether the mount `withMount` runs holds bytes written to a file and not saved yet.

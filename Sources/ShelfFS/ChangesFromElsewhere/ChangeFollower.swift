@@ -26,10 +26,10 @@ final class ChangeFollower: Sendable {
 
     /// Follows `fileSystem`'s library from the feed position its index was loaded at.
     init(fileSystem: ShelfFileSystem, fallback: TimeInterval = 5) {
-        view = fileSystem.view
-        store = fileSystem.store
-        downloads = fileSystem.downloads
-        logger = fileSystem.logger
+        view = fileSystem.parts.view
+        store = fileSystem.parts.store
+        downloads = fileSystem.parts.downloads
+        logger = fileSystem.parts.logger
         sequence = Mutex(fileSystem.loadedSequence)
         self.fallback = fallback
     }

@@ -10,29 +10,15 @@ import Synchronization
 /// and the plain files a pull changed behind the mount's back. The engine gets this view, not
 /// the filesystem.
 final class MountSyncView: SyncedMount {
-    private let buffers: ItemBuffers
-    private let inodes: InodeTable
-    private let downloads: PlaceholderDownloads
-    private let folders: ItemFolders
-    private let plain: PlainFileArea
-    private let descriptors: PlainDescriptors
-    private let kernel: KernelCache
+    private let parts: MountParts
     private let announcer: ChangeAnnouncer
     /// The kernel's lock table (``KernelFileLocks/table``; tests name one that cannot be read).
     private let lockTable: String
     /// The mount's device number, for finding its files in the lock table; learnt on first need.
     private let mountDevice = Mutex<dev_t?>(nil)
 
-    init(buffers: ItemBuffers, inodes: InodeTable, downloads: PlaceholderDownloads, folders: ItemFolders,
-         plain: PlainFileArea, descriptors: PlainDescriptors, kernel: KernelCache, announcer: ChangeAnnouncer,
-         lockTable: String) {
-        self.buffers = buffers
-        self.inodes = inodes
-        self.downloads = downloads
-        self.folders = folders
-        self.plain = plain
-        self.descriptors = descriptors
-        self.kernel = kernel
+    init(_ parts: MountParts, announcer: ChangeAnnouncer, lockTable: String) {
+        self.parts = parts
         self.announcer = announcer
         self.lockTable = lockTable
     }
@@ -44,7 +30,7 @@ final class MountSyncView: SyncedMount {
     /// call asks the mount for its device.
     func busyItems() -> ItemsInUse {
         assert(!LibraryStore.isWritingOnThisThread, "sync must ask which items are busy before its transaction")
-        var held = Set(buffers.unsavedInodes())
+        var held = Set(parts.buffers.unsavedInodes())
         let device = mountDevice.withLock { device in
             if device == nil, let mountpoint = announcer.mountpoint { device = KernelFileLocks.device(of: mountpoint) }
             return device
@@ -54,18 +40,18 @@ final class MountSyncView: SyncedMount {
             do { held.formUnion(try KernelFileLocks.lockedInodes(onDevice: device, table: lockTable)) } catch { unknown = "\(error)" }
         }
         return ItemsInUse(Set(held.compactMap { inode in
-            if case .item(let id)? = inodes.key(of: inode) { id } else { nil }
+            if case .item(let id)? = parts.inodes.key(of: inode) { id } else { nil }
         }), everyItemBecause: unknown)
     }
 
     /// Puts the bytes fetched for readers in place (sync asks before its transactions).
     func fillFetchedBytes() throws {
-        try downloads.fillPending()
+        try parts.downloads.fillPending()
     }
 
     /// When each item was last read through this mount (sync's cache budget asks).
     func readTimes() -> [ItemID: Date] {
-        downloads.readTimes()
+        parts.downloads.readTimes()
     }
 
     func plainFileChangedElsewhere(_ path: String, wasThere: Bool) {
@@ -79,39 +65,39 @@ final class MountSyncView: SyncedMount {
     /// (`wasThere`: whatever the kernel still holds of it, which memory pressure may have
     /// dropped) from the announcer, of a removed one from the kernel's delete notification.
     func plainFileChangedElsewhere(_ path: MountPath, wasThere: Bool) {
-        folders.noteNamespaceChange()
-        let inode = inodes.kernelInode(for: .plain(path))
+        parts.folders.noteNamespaceChange()
+        let inode = parts.inodes.kernelInode(for: .plain(path))
         if let inode {
-            descriptors.forget(inode)
-            kernel.invalidate(.content(Inode(inode)))
+            parts.descriptors.forget(inode)
+            parts.kernel.invalidate(.content(Inode(inode)))
         }
-        guard let parent = inodes.kernelInode(for: .plain(path.parent)) else {
+        guard let parent = parts.inodes.kernelInode(for: .plain(path.parent)) else {
             // Its folder may be new here too (sync wrote into a folder it made): the nearest
             // folder the kernel knows drops its listing and its entry for the next one down.
             var folder = path.parent
             while !folder.isRoot {
-                if let known = inodes.kernelInode(for: .plain(folder.parent)) {
-                    kernel.invalidate(.content(Inode(known)))
-                    kernel.invalidate(.entry(parent: Inode(known), name: folder.name))
+                if let known = parts.inodes.kernelInode(for: .plain(folder.parent)) {
+                    parts.kernel.invalidate(.content(Inode(known)))
+                    parts.kernel.invalidate(.entry(parent: Inode(known), name: folder.name))
                     break
                 }
                 folder = folder.parent
             }
             return
         }
-        kernel.invalidate(.content(Inode(parent)))
-        switch (plain.exists(path), inode) {
+        parts.kernel.invalidate(.content(Inode(parent)))
+        switch (parts.plain.exists(path), inode) {
         case (true, _):
-            if inode == nil { kernel.invalidate(.entry(parent: Inode(parent), name: path.name)) }
+            if inode == nil { parts.kernel.invalidate(.entry(parent: Inode(parent), name: path.name)) }
             if !wasThere {
-                announcer.announce(plain.isDirectory(path) ? .createdFolder(path) : .created(path, .plain(path)))
-            } else if !plain.isDirectory(path) {
+                announcer.announce(parts.plain.isDirectory(path) ? .createdFolder(path) : .created(path, .plain(path)))
+            } else if !parts.plain.isDirectory(path) {
                 announcer.announce(.modified(path))
             }
         case (false, let inode?):
-            kernel.invalidate(.deletion(parent: Inode(parent), child: Inode(inode), name: path.name))
+            parts.kernel.invalidate(.deletion(parent: Inode(parent), child: Inode(inode), name: path.name))
         case (false, nil):
-            kernel.invalidate(.entry(parent: Inode(parent), name: path.name))
+            parts.kernel.invalidate(.entry(parent: Inode(parent), name: path.name))
         }
     }
 }

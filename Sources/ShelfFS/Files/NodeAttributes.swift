@@ -7,70 +7,43 @@ import ShelfStore
 /// What the kernel is told of each inode: its attributes (from the plain file, the item's
 /// held bytes or the index, a status snapshot) and its entries — a lookup's, or a
 /// `readdirplus` batch's — with how long it may keep them.
-final class NodeAttributes: Sendable {
-    private let store: LibraryStore
-    private let inodes: InodeTable
-    private let index: ItemIndex
-    private let plain: PlainFileArea
-    private let descriptors: PlainDescriptors
-    private let saves: SavePipeline
-    private let newItemFiles: NewItemFiles
-    private let downloads: PlaceholderDownloads
-    private let statusFolder: StatusFolder
-    private let accessTimes: ItemAccessTimes
-    private let owners: ItemFileOwners
-    private let kernel: KernelCache
-
-    init(store: LibraryStore, inodes: InodeTable, index: ItemIndex, plain: PlainFileArea, descriptors: PlainDescriptors, saves: SavePipeline,
-         newItemFiles: NewItemFiles, downloads: PlaceholderDownloads, statusFolder: StatusFolder,
-         accessTimes: ItemAccessTimes, owners: ItemFileOwners, kernel: KernelCache) {
-        self.store = store
-        self.inodes = inodes
-        self.index = index
-        self.plain = plain
-        self.descriptors = descriptors
-        self.saves = saves
-        self.newItemFiles = newItemFiles
-        self.downloads = downloads
-        self.statusFolder = statusFolder
-        self.accessTimes = accessTimes
-        self.owners = owners
-        self.kernel = kernel
-    }
+struct NodeAttributes: Sendable {
+    let parts: MountParts
+    let saves: SavePipeline
 
     /// The item `inode` stands for while its bytes are still in the cloud (and nothing
     /// written to it waits): reading it downloads it first.
     func placeholder(_ inode: UInt64) -> ItemID? {
-        guard downloads.isLinked, case .item(let id)? = inodes.key(of: inode), index.summary(id: id)?.isPlaceholder == true,
-              saves.buffers.buffer(of: inode) == nil, downloads.fetchedContent(of: id) == nil else { return nil }
+        guard parts.downloads.isLinked, case .item(let id)? = parts.inodes.key(of: inode), parts.index.summary(id: id)?.isPlaceholder == true,
+              parts.buffers.buffer(of: inode) == nil, parts.downloads.fetchedContent(of: id) == nil else { return nil }
         return id
     }
 
     /// What `inode` stands for once its unsaved writes are committed: an item's attributes
     /// describe the save that `close()` just ended (read-your-writes), not the one before it.
     func keyWithWritesSaved(_ inode: UInt64) throws -> NodeKey? {
-        if saves.buffers.holdsUnsavedWrites(inode) { try saves.save(inode) }
-        let key = inodes.key(of: inode)
-        if case .item(let id)? = key, downloads.isLinked { try downloads.fillPending([id]) }
+        if parts.buffers.holdsUnsavedWrites(inode) { try saves.save(inode) }
+        let key = parts.inodes.key(of: inode)
+        if case .item(let id)? = key, parts.downloads.isLinked { try parts.downloads.fillPending([id]) }
         return key
     }
 
     // MARK: Attributes
 
     func attributes(of inode: UInt64) throws -> FileAttributes {
-        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
+        guard let key = parts.inodes.key(of: inode) else { throw Errno.noEntry }
         return try attributes(of: key, inode: inode)
     }
 
     func attributes(of key: NodeKey, inode: UInt64) throws -> FileAttributes {
         switch key {
         case .plain(let path):
-            if let unlinked = descriptors.unlinked(inode) {
+            if let unlinked = parts.descriptors.unlinked(inode) {
                 var info = stat()
                 guard fstat(unlinked.fd, &info) == 0 else { throw Errno.current }
                 return FileAttributes(info, inode: Inode(inode))
             }
-            return FileAttributes(try plain.status(path), inode: Inode(inode))
+            return FileAttributes(try parts.plain.status(path), inode: Inode(inode))
         case .item(let id):
             let shape = try itemShape(id, inode: inode)
             var attributes = Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
@@ -78,11 +51,11 @@ final class NodeAttributes: Sendable {
             attributes.isOnlineOnly = placeholder(inode) != nil
             showKept(id, in: &attributes)
             // Deleted, or replaced by a rename, while a program still has it open.
-            if index.summary(id: id) == nil || inodes.existingInode(for: key) != inode { attributes.linkCount = 0 }
+            if parts.index.summary(id: id) == nil || parts.inodes.existingInode(for: key) != inode { attributes.linkCount = 0 }
             return attributes
         case .newItemFile(let pending):
-            if let shape = saves.buffers.buffer(of: inode)?.shape {
-                let creation = newItemFiles.creation(of: pending)
+            if let shape = parts.buffers.buffer(of: inode)?.shape {
+                let creation = parts.newItemFiles.creation(of: pending)
                 var attributes = Self.fileAttributes(inode, size: shape.size, modified: FileTime(shape.modified),
                                                      permissions: shape.permissions ?? creation?.permissions
                                                          ?? ItemRecord.defaultPermissions)
@@ -93,15 +66,15 @@ final class NodeAttributes: Sendable {
                 return attributes
             }
             // Its first save made it an item meanwhile (and then let go of its buffer).
-            if let current = inodes.key(of: inode), case .item = current { return try attributes(of: current, inode: inode) }
+            if let current = parts.inodes.key(of: inode), case .item = current { return try attributes(of: current, inode: inode) }
             return Self.fileAttributes(inode, size: 0, modified: .now, permissions: ItemRecord.defaultPermissions)
         case .status(let name):
             if name.isEmpty {
-                let time = statusFolder.folderTime
+                let time = parts.statusFolder.folderTime
                 return FileAttributes(inode: Inode(inode), kind: .directory, permissions: 0o555, linkCount: 2,
                                       accessTime: time, modificationTime: time, changeTime: time)
             }
-            let snapshot = try statusFolder.refreshedSnapshot(of: name)
+            let snapshot = try parts.statusFolder.refreshedSnapshot(of: name)
             return FileAttributes(inode: Inode(inode), kind: .regular, permissions: 0o444,
                                   size: UInt64(snapshot.bytes.count), accessTime: snapshot.modified,
                                   modificationTime: snapshot.modified, changeTime: snapshot.modified)
@@ -114,21 +87,21 @@ final class NodeAttributes: Sendable {
     private func itemShape(_ id: ItemID, inode: UInt64) throws -> (size: Int, modified: Date, permissions: UInt32) {
         // The buffer first, then the index: a save updates the index before it lets go of the
         // buffer, so read in this order the two never show a state older than both.
-        if let shape = saves.buffers.buffer(of: inode)?.shape {
+        if let shape = parts.buffers.buffer(of: inode)?.shape {
             return (shape.size, shape.modified,
-                    shape.permissions ?? index.summary(id: id)?.permissions ?? ItemRecord.defaultPermissions)
+                    shape.permissions ?? parts.index.summary(id: id)?.permissions ?? ItemRecord.defaultPermissions)
         }
-        if let summary = index.summary(id: id) {
+        if let summary = parts.index.summary(id: id) {
             return (summary.size, summary.modified, summary.permissions)
         }
-        guard let file = try store.file(id: id) else { throw Errno.noEntry }
+        guard let file = try parts.store.file(id: id) else { throw Errno.noEntry }
         return (file.content.count, Date(), ItemRecord.defaultPermissions)
     }
 
     /// What the mount keeps of item `id`'s file besides the record: its access time and owner.
     func showKept(_ id: ItemID, in attributes: inout FileAttributes) {
-        if let accessed = accessTimes.time(of: id) { attributes.accessTime = accessed }
-        if let owner = owners.owner(of: id) {
+        if let accessed = parts.accessTimes.time(of: id) { attributes.accessTime = accessed }
+        if let owner = parts.owners.owner(of: id) {
             attributes.uid = owner.uid
             attributes.gid = owner.gid
         }
@@ -142,8 +115,8 @@ final class NodeAttributes: Sendable {
     /// Attributes as the kernel caches them (`getattr`, `setattr`): they are fresh there now.
     func cachedAttributes(of inode: UInt64) throws -> CachedAttributes {
         let attributes = try attributes(of: inode)
-        kernel.staleAttributes.refreshed([inode])
-        return CachedAttributes(attributes, timeout: timeout(for: inodes.key(of: inode)))
+        parts.kernel.staleAttributes.refreshed([inode])
+        return CachedAttributes(attributes, timeout: timeout(for: parts.inodes.key(of: inode)))
     }
 
     func timeout(for key: NodeKey?) -> Duration {
@@ -153,7 +126,7 @@ final class NodeAttributes: Sendable {
 
     /// The kernel entry for `key`, which gives the kernel one more lookup of its inode.
     func entry(for key: NodeKey) throws -> Entry {
-        var node = inodes.nodes(for: [key])[0]
+        var node = parts.inodes.nodes(for: [key])[0]
         var attributes = try attributes(of: key, inode: node.inode)
         node = sharedNode(node, key: key, attributes: &attributes)
         sent([node])
@@ -165,8 +138,8 @@ final class NodeAttributes: Sendable {
     /// entry of `key` about to be sent with `attributes` (which then carry its number).
     func sharedNode(_ node: InodeTable.Node, key: NodeKey, attributes: inout FileAttributes) -> InodeTable.Node {
         guard case .plain(let path) = key, attributes.linkCount > 1, attributes.kind != .directory,
-              let info = try? plain.status(path) else { return node }
-        let shared = inodes.node(for: path, sharing: UInt64(info.st_ino))
+              let info = try? parts.plain.status(path) else { return node }
+        let shared = parts.inodes.node(for: path, sharing: UInt64(info.st_ino))
         attributes.inode = Inode(shared.inode)
         return shared
     }
@@ -176,8 +149,8 @@ final class NodeAttributes: Sendable {
     /// The kernel received entries of `nodes` (a lookup, or the names of a `readdirplus` batch
     /// that fit): one more lookup of each, and their attributes are fresh there.
     func sent(_ nodes: [InodeTable.Node]) {
-        inodes.countLookups(nodes)
-        kernel.staleAttributes.refreshed(nodes.lazy.map(\.inode))
+        parts.inodes.countLookups(nodes)
+        parts.kernel.staleAttributes.refreshed(nodes.lazy.map(\.inode))
     }
 
     /// What the kernel does with its cached copy of a folder's listing when the folder is opened.
@@ -201,10 +174,10 @@ final class NodeAttributes: Sendable {
     /// attributes (after reading most of a folder's files); served from the kernel's copy
     /// otherwise — so a few files read in a large folder never cost a listing of all of it.
     func listingCache(_ listing: FolderListings.Listing, of folder: UInt64) -> ListingCache {
-        guard case .plain = inodes.key(of: folder) else { return .none }
+        guard case .plain = parts.inodes.key(of: folder) else { return .none }
         if listing.namesChanged { return .refill }
         let worthRemaking = max(1, listing.names.count / Self.namesListedPerRequest)
-        return kernel.staleAttributes.contains(atLeast: worthRemaking, of: listing.names.lazy.map(\.inode)) ? .refill : .serve
+        return parts.kernel.staleAttributes.contains(atLeast: worthRemaking, of: listing.names.lazy.map(\.inode)) ? .refill : .serve
     }
 
     /// One name of a `readdirplus` batch.
@@ -228,10 +201,10 @@ final class NodeAttributes: Sendable {
     /// listing was made (see ``ChangeFollower``) is sent alone too: the kernel looks up its new
     /// file, rather than keeping the name on the old one.
     func entries(for listed: ArraySlice<FolderListings.Listed>) -> [ListingEntry] {
-        let held = saves.buffers.heldInodes()
-        let states = inodes.entryStates(since: .now - ShelfFileSystem.cacheTimeout / 2, of: listed.map(\.node))
+        let held = parts.buffers.heldInodes()
+        let states = parts.inodes.entryStates(since: .now - ShelfFileSystem.cacheTimeout / 2, of: listed.map(\.node))
         let nameOnly = zip(itemsFreshInKernel(listed, sent: states.map(\.sent), except: held), states).map { $0 || !$1.isCurrent }
-        var shapes = index.shapes(zip(listed, nameOnly).compactMap { $1 ? nil : $0.slot }).makeIterator()
+        var shapes = parts.index.shapes(zip(listed, nameOnly).compactMap { $1 ? nil : $0.slot }).makeIterator()
         return zip(listed, nameOnly).map { listed, nameOnly in
             if nameOnly { return .nameOnly }
             let shape = listed.slot.flatMap { _ in shapes.next() ?? nil }
@@ -256,7 +229,7 @@ final class NodeAttributes: Sendable {
     /// that a name listed alone still has a while before the kernel would look it up again.
     private func itemsFreshInKernel(_ listed: ArraySlice<FolderListings.Listed>, sent recent: [Bool], except held: Set<UInt64>) -> [Bool] {
         let candidates = listed.map { $0.slot != nil && !held.contains($0.inode) }
-        let stale = kernel.staleAttributes.areStale(listed.map(\.inode))
+        let stale = parts.kernel.staleAttributes.areStale(listed.map(\.inode))
         return candidates.indices.map { candidates[$0] && recent[$0] && !stale[$0] }
     }
 }

@@ -37,7 +37,7 @@ public final class ShelfFuseOperations: FuseOperations {
         fileSystem = try ShelfFileSystem(store: store, idleSaveDelay: idleSaveDelay, sync: sync,
                                          downloadTimeout: downloadTimeout, lockTable: lockTable)
         syncEngine = sync
-        failedDownloads = RepeatedFailures(logger: fileSystem.logger)
+        failedDownloads = RepeatedFailures(logger: fileSystem.parts.logger)
         sync?.serve(fileSystem.syncView)
         follower = ChangeFollower(fileSystem: fileSystem)
     }
@@ -47,21 +47,21 @@ public final class ShelfFuseOperations: FuseOperations {
     /// `mountpoint`: where the session is mounted, through which changes made elsewhere are
     /// repeated for inotify watchers (``ChangeAnnouncer``).
     public func attach(to session: FuseSession, at mountpoint: String) {
-        fileSystem.kernel.attach(session.notifier)
+        fileSystem.parts.kernel.attach(session.notifier)
         fileSystem.announcer.start(mountpoint: mountpoint)
         fileSystem.startSaving(closeWatcher: session.closeWatcher)
         follower.start()
         do {
             var sync: (@Sendable () throws -> String)?
             if let engine = syncEngine { sync = { try engine.syncRound() } }
-            let server = try MountControl.Server(library: fileSystem.store.folder, commit: { [fileSystem] in
+            let server = try MountControl.Server(library: fileSystem.parts.store.folder, commit: { [fileSystem] in
                 try fileSystem.saves.commitClosedSaves()
-                try fileSystem.downloads.fillPending()
+                try fileSystem.parts.downloads.fillPending()
             }, sync: sync)
             server.start()
             control.withLock { $0 = server }
         } catch {
-            fileSystem.logger.error("shelf commands cannot reach this mount (\(error)); they may not see saves made just before them")
+            fileSystem.parts.logger.error("shelf commands cannot reach this mount (\(error)); they may not see saves made just before them")
         }
     }
 
@@ -98,9 +98,9 @@ public final class ShelfFuseOperations: FuseOperations {
         follower.stop()
         fileSystem.saves.stop()
         do {
-            try fileSystem.downloads.stop()
+            try fileSystem.parts.downloads.stop()
         } catch {
-            fileSystem.logger.warning("downloaded bytes could not be put in place at unmount (the items stay placeholders): \(error)")
+            fileSystem.parts.logger.warning("downloaded bytes could not be put in place at unmount (the items stay placeholders): \(error)")
         }
         PlainFileArea.finishRemovals()
     }
@@ -110,7 +110,7 @@ public final class ShelfFuseOperations: FuseOperations {
     /// owner's alone), and files other users create through it belong to them.
     public func letOtherUsersIn() throws {
         othersAllowed.withLock { $0 = true }
-        let root = fileSystem.plain
+        let root = fileSystem.parts.plain
         let mode = try root.status(.root).st_mode & 0o7777
         if mode & 0o055 != 0o055 { try root.changeMode(.root, to: mode | 0o055) }
     }
@@ -125,7 +125,7 @@ public final class ShelfFuseOperations: FuseOperations {
 
     /// The path an inode stands for, from the inode table and the index (short locks only).
     public func describe(_ inode: Inode) -> String? {
-        fileSystem.inodes.key(of: inode.rawValue).flatMap { fileSystem.names.path(of: $0)?.rawValue }
+        fileSystem.parts.inodes.key(of: inode.rawValue).flatMap { fileSystem.parts.names.path(of: $0)?.rawValue }
     }
 
     /// Blocks until every write received so far is saved in the store, or `timeout` passes;
@@ -142,7 +142,7 @@ public final class ShelfFuseOperations: FuseOperations {
     public func lookup(_ request: Request, parent: Inode, name: String, reply: EntryReply) {
         answer(reply) {
             if fileSystem.announcer.isAnnouncing(request.pid),
-               let answer = fileSystem.announcer.lookup(try fileSystem.names.folderPath(parent.rawValue).appending(name)) {
+               let answer = fileSystem.announcer.lookup(try fileSystem.parts.names.folderPath(parent.rawValue).appending(name)) {
                 switch answer {
                 case .absent: return .negative(timeout: .zero)
                 case .node(let key): return try fileSystem.nodeAttributes.entry(for: key)
@@ -188,7 +188,7 @@ public final class ShelfFuseOperations: FuseOperations {
     public func mkdir(_ request: Request, parent: Inode, name: String, mode: UInt32, reply: EntryReply) {
         answer(reply) {
             if fileSystem.announcer.isAnnouncing(request.pid),
-               let key = fileSystem.announcer.createdNode(at: try fileSystem.names.folderPath(parent.rawValue).appending(name)) {
+               let key = fileSystem.announcer.createdNode(at: try fileSystem.parts.names.folderPath(parent.rawValue).appending(name)) {
                 return try fileSystem.nodeAttributes.entry(for: key)
             }
             return try fileSystem.makeDirectory(parent: parent.rawValue, name: name, mode: mode, creator: creator(request))
@@ -238,7 +238,7 @@ public final class ShelfFuseOperations: FuseOperations {
                        reply: CreateReply) {
         answer(reply) {
             if fileSystem.announcer.isAnnouncing(request.pid),
-               let key = fileSystem.announcer.createdNode(at: try fileSystem.names.folderPath(parent.rawValue).appending(name)) {
+               let key = fileSystem.announcer.createdNode(at: try fileSystem.parts.names.folderPath(parent.rawValue).appending(name)) {
                 return CreatedFile(entry: try fileSystem.nodeAttributes.entry(for: key), file: OpenedFile())
             }
             return try fileSystem.create(parent: parent.rawValue, name: name, mode: mode, flags: flags, creator: creator(request))
@@ -262,7 +262,7 @@ public final class ShelfFuseOperations: FuseOperations {
             }
         }
         reply.failOnInterrupt()
-        fileSystem.downloads.whenDownloaded(id) { [self] error in
+        fileSystem.parts.downloads.whenDownloaded(id) { [self] error in
             if let error {
                 failedDownloads.warning("cannot download \(id): \(error)", about: id.rawValue)
                 return reply.fail(Errno.ioError)
@@ -382,7 +382,7 @@ public final class ShelfFuseOperations: FuseOperations {
                 return try body()
             } catch {
                 let errno = Errno(for: error)
-                if errno == .ioError && !(error is Errno) { fileSystem.logger.error("\(error)") }
+                if errno == .ioError && !(error is Errno) { fileSystem.parts.logger.error("\(error)") }
                 throw errno
             }
         }

@@ -28,20 +28,12 @@ final class FolderListings: Sendable {
         var names: UInt64
     }
 
-    private let index: ItemIndex
-    private let inodes: InodeTable
-    private let plain: PlainFileArea
-    private let folders: ItemFolders
-    private let newItemFiles: NewItemFiles
+    private let parts: MountParts
     /// The last listing of each folder, reused while its stamp still holds.
     private let cache = Mutex<[MountPath: (stamp: Stamp, listed: [Listed])]>([:])
 
-    init(index: ItemIndex, inodes: InodeTable, plain: PlainFileArea, folders: ItemFolders, newItemFiles: NewItemFiles) {
-        self.index = index
-        self.inodes = inodes
-        self.plain = plain
-        self.folders = folders
-        self.newItemFiles = newItemFiles
+    init(_ parts: MountParts) {
+        self.parts = parts
     }
 
     /// A folder's names, and whether they changed since the folder was last listed.
@@ -55,10 +47,10 @@ final class FolderListings: Sendable {
 
     /// The names in `folder`, from the cache while its stamp holds.
     func list(_ folder: MountPath) throws -> Listing {
-        let stamp = Stamp(items: index.generation(of: folder), numbering: inodes.generation,
-                          names: folders.namespaceGeneration)
+        let stamp = Stamp(items: parts.index.generation(of: folder), numbering: parts.inodes.generation,
+                          names: parts.folders.namespaceGeneration)
         // Unsaved new files are listed but not stamped: such a folder is listed afresh.
-        let hasNewFiles = !newItemFiles.names(in: folder).isEmpty
+        let hasNewFiles = !parts.newItemFiles.names(in: folder).isEmpty
         let cached = cache.withLock { $0[folder] }
         if !hasNewFiles, let cached, cached.stamp == stamp {
             return Listing(names: cached.listed, namesChanged: false)
@@ -73,14 +65,14 @@ final class FolderListings: Sendable {
     /// (and, unlike other names, give the kernel no lookup count in `readdirplus`).
     func dotEntries(of folder: MountPath, inode: UInt64) -> [Listed] {
         let parent: NodeKey = folder == .statusFolder ? .plain(.root) : .plain(folder.parent)
-        let keys = [inodes.key(of: inode) ?? .plain(folder), parent]
-        return zip([".", ".."], zip(keys, inodes.nodes(for: keys))).map { Listed(name: $0, key: $1.0, node: $1.1) }
+        let keys = [parts.inodes.key(of: inode) ?? .plain(folder), parent]
+        return zip([".", ".."], zip(keys, parts.inodes.nodes(for: keys))).map { Listed(name: $0, key: $1.0, node: $1.1) }
     }
 
     /// The kind a listed name shows in a plain `readdir`.
     func kind(of listed: Listed) -> FileKind {
         switch listed.key {
-        case .plain(let path): (try? plain.status(path)).flatMap { FileKind(mode: $0.st_mode) } ?? .regular
+        case .plain(let path): (try? parts.plain.status(path)).flatMap { FileKind(mode: $0.st_mode) } ?? .regular
         case .status(let name): name.isEmpty ? .directory : .regular
         case .item, .newItemFile: .regular
         }
@@ -95,7 +87,7 @@ final class FolderListings: Sendable {
             others = StatusFolder.fileNames.map { ($0, .status(name: $0)) }
         } else {
             let isItemFolder = PathRules.isItemFolder(folder)
-            for name in try plain.entries(of: folder) {
+            for name in try parts.plain.entries(of: folder) {
                 if isItemFolder && ItemPath.isItemFileName(name) { continue }
                 if folder.isRoot && name == MountPath.statusFolder.rawValue { continue }
                 if name.hasBytePrefix(PlainFileArea.internalPrefix) { continue }
@@ -104,9 +96,9 @@ final class FolderListings: Sendable {
             if isItemFolder {
                 // A new file's name shows the new file, also while its first save lands and the
                 // index holds its item already (as a lookup resolves it).
-                let newFiles = newItemFiles.names(in: folder)
+                let newFiles = parts.newItemFiles.names(in: folder)
                 let newNames = Set(newFiles.map(\.name))
-                items = index.items(in: folder).items.filter { newNames.isEmpty || !newNames.contains($0.name) }
+                items = parts.index.items(in: folder).items.filter { newNames.isEmpty || !newNames.contains($0.name) }
                 others += newFiles.map { ($0.name, .newItemFile($0.pending)) }
             }
         }
@@ -122,7 +114,7 @@ final class FolderListings: Sendable {
             merged.append((item.name, .item(item.slot.id), item.slot))
         }
         merged += others[nextOther...].map { ($0.name, $0.key, nil) }
-        let nodes = inodes.nodes(for: merged.map(\.key))
+        let nodes = parts.inodes.nodes(for: merged.map(\.key))
         return zip(merged, nodes).map { Listed(name: $0.name, key: $0.key, node: $1, slot: $0.slot) }
     }
 }

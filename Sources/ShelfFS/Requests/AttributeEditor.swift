@@ -8,54 +8,33 @@ import ShelfSystem
 /// `setattr`: mode, owner, size and times of plain files (through their descriptor once
 /// unlinked) and of item files, whose size changes are writes and whose mode, owner and
 /// modification time are stored with the item.
-final class AttributeEditor: Sendable {
-    private let store: LibraryStore
-    private let view: MountView
-    private let inodes: InodeTable
-    private let attributes: NodeAttributes
-    private let content: FileContent
-    private let saves: SavePipeline
-    private let plain: PlainFileArea
-    private let descriptors: PlainDescriptors
-    private let accessTimes: ItemAccessTimes
-    private let owners: ItemFileOwners
-
-    init(store: LibraryStore, view: MountView, inodes: InodeTable, attributes: NodeAttributes, content: FileContent,
-         saves: SavePipeline, plain: PlainFileArea, descriptors: PlainDescriptors, accessTimes: ItemAccessTimes,
-         owners: ItemFileOwners) {
-        self.store = store
-        self.view = view
-        self.inodes = inodes
-        self.attributes = attributes
-        self.content = content
-        self.saves = saves
-        self.plain = plain
-        self.descriptors = descriptors
-        self.accessTimes = accessTimes
-        self.owners = owners
-    }
+struct AttributeEditor: Sendable {
+    let parts: MountParts
+    let attributes: NodeAttributes
+    let content: FileContent
+    let saves: SavePipeline
 
     /// `writer`: who asked (nil: not known); a size change is a write.
     func setAttributes(_ inode: UInt64, changes: AttributeChanges,
                        by writer: @autoclosure () -> ProcessID? = nil) throws -> CachedAttributes {
-        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
+        guard let key = parts.inodes.key(of: inode) else { throw Errno.noEntry }
         switch key {
         case .plain(let path):
-            if let unlinked = descriptors.unlinked(inode) {
+            if let unlinked = parts.descriptors.unlinked(inode) {
                 try changeUnlinkedFile(unlinked.fd, changes: changes)
                 break
             }
-            if let permissions = changes.permissions { try plain.changeMode(path, to: mode_t(permissions)) }
+            if let permissions = changes.permissions { try parts.plain.changeMode(path, to: mode_t(permissions)) }
             if changes.uid != nil || changes.gid != nil {
-                try plain.changeOwner(path, uid: changes.uid ?? UInt32.max, gid: changes.gid ?? UInt32.max)
+                try parts.plain.changeOwner(path, uid: changes.uid ?? UInt32.max, gid: changes.gid ?? UInt32.max)
             }
             if let size = changes.size {
                 // Through the descriptor: a file unlinked while open is still truncated.
-                let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: true)
+                let descriptor = try parts.descriptors.descriptor(of: inode, path: path, in: parts.plain, writable: true)
                 guard ftruncate(descriptor.fd, off_t(size)) == 0 else { throw Errno.current }
             }
             if changes.accessTime != nil || changes.modificationTime != nil {
-                try plain.setTimes(path, access: changes.accessTime.map { timespec($0.resolved) },
+                try parts.plain.setTimes(path, access: changes.accessTime.map { timespec($0.resolved) },
                                    modification: changes.modificationTime.map { timespec($0.resolved) })
             }
         case .item, .newItemFile:
@@ -71,8 +50,8 @@ final class AttributeEditor: Sendable {
                 try setItemFileTimes(inode, modified: changes.modificationTime?.resolved.date,
                                      permissions: changes.permissions.map { UInt32($0 & 0o7777) })
             }
-            if let accessed = changes.accessTime, case .item(let id)? = inodes.key(of: inode) {
-                accessTimes.set(accessed.resolved, of: id)
+            if let accessed = changes.accessTime, case .item(let id)? = parts.inodes.key(of: inode) {
+                parts.accessTimes.set(accessed.resolved, of: id)
             }
         case .status:
             throw Errno.accessDenied
@@ -100,21 +79,21 @@ final class AttributeEditor: Sendable {
     private func changeItemOwner(_ inode: UInt64, uid: UInt32?, gid: UInt32?) throws {
         guard case .item(let id) = try attributes.keyWithWritesSaved(inode) else { throw Errno.noEntry }
         let mountOwner = FileOwner(uid: FileAttributes.processUID, gid: FileAttributes.processGID)
-        let current = owners.owner(of: id) ?? mountOwner
+        let current = parts.owners.owner(of: id) ?? mountOwner
         let changed = FileOwner(uid: uid ?? current.uid, gid: gid ?? current.gid)
         guard changed != current else { return }
         guard FileAttributes.processUID == 0 else { throw Errno.notPermitted }
         let stored = changed == mountOwner ? nil : changed
-        try store.write { try $0.setOwner(stored, of: id) }
-        owners.set(stored, of: id)
+        try parts.store.write { try $0.setOwner(stored, of: id) }
+        parts.owners.set(stored, of: id)
     }
 
     /// Sets an item's modification time and mode bits, after its pending writes (a time set
     /// after writing is not overtaken by the save of those writes).
     private func setItemFileTimes(_ inode: UInt64, modified: Date?, permissions: UInt32?) throws {
         guard case .item(let id) = try attributes.keyWithWritesSaved(inode) else { throw Errno.noEntry }
-        let record = try store.write { try $0.setFileTimes(id: id, modified: modified, permissions: permissions) }
-        view.recorded(record)
-        saves.buffers.buffer(of: inode)?.setModified(record.modified)
+        let record = try parts.store.write { try $0.setFileTimes(id: id, modified: modified, permissions: permissions) }
+        parts.view.recorded(record)
+        parts.buffers.buffer(of: inode)?.setModified(record.modified)
     }
 }

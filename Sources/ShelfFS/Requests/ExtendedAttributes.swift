@@ -8,28 +8,14 @@ import ShelfSystem
 /// Extended attributes: a plain file's are its real file's; an item's are the user's own
 /// (stored with the item) and Shelf's `user.shelf.*`, which describe the item and its download
 /// and pin it (``ItemAttributes``).
-final class ExtendedAttributes: Sendable {
-    private let store: LibraryStore
-    private let index: ItemIndex
-    private let attributes: NodeAttributes
-    private let plain: PlainFileArea
-    private let downloads: PlaceholderDownloads
-    private let logger: Logger
-
-    init(store: LibraryStore, index: ItemIndex, attributes: NodeAttributes, plain: PlainFileArea,
-         downloads: PlaceholderDownloads, logger: Logger) {
-        self.store = store
-        self.index = index
-        self.attributes = attributes
-        self.plain = plain
-        self.downloads = downloads
-        self.logger = logger
-    }
+struct ExtendedAttributes: Sendable {
+    let parts: MountParts
+    let attributes: NodeAttributes
 
     func value(of inode: UInt64, name: String) throws -> [UInt8] {
         guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
         switch try attributes.keyWithWritesSaved(inode) {
-        case .plain(let path): return try plain.getAttribute(path, name: name)
+        case .plain(let path): return try parts.plain.getAttribute(path, name: name)
         case .item(let id):
             guard let value = try itemAttributes(id)[name] else { throw Errno.noAttribute }
             return value
@@ -42,8 +28,8 @@ final class ExtendedAttributes: Sendable {
     /// virtual attributes are), so rsync -X and cp -a neither copy them out nor try to remove them.
     func names(of inode: UInt64) throws -> [String] {
         switch try attributes.keyWithWritesSaved(inode) {
-        case .plain(let path): return try plain.attributeNames(path).filter { !ItemAttributes.isUnsupported($0) }
-        case .item(let id): return try store.extendedAttributes(id: id).keys.sorted()
+        case .plain(let path): return try parts.plain.attributeNames(path).filter { !ItemAttributes.isUnsupported($0) }
+        case .item(let id): return try parts.store.extendedAttributes(id: id).keys.sorted()
         case .newItemFile, .status: return []
         case nil: throw Errno.noEntry
         }
@@ -58,7 +44,7 @@ final class ExtendedAttributes: Sendable {
             case .createOnly: LinuxCalls.xattrCreate
             case .replaceOnly: LinuxCalls.xattrReplace
             }
-            try plain.setAttribute(path, name: name, value: value, flags: flags)
+            try parts.plain.setAttribute(path, name: name, value: value, flags: flags)
         case .item(let id) where name == ItemAttributes.pin:
             try setPinned(String(decoding: value, as: UTF8.self) != "0", id)
         case .item(let id):
@@ -77,7 +63,7 @@ final class ExtendedAttributes: Sendable {
     func remove(_ inode: UInt64, name: String) throws {
         guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
         switch try attributes.keyWithWritesSaved(inode) {
-        case .plain(let path): try plain.removeAttribute(path, name: name)
+        case .plain(let path): try parts.plain.removeAttribute(path, name: name)
         case .item(let id) where name == ItemAttributes.pin:
             try setPinned(false, id)
         case .item(let id):
@@ -93,9 +79,9 @@ final class ExtendedAttributes: Sendable {
     /// `setfattr -n user.shelf.pin -v 1` keeps an item downloaded (and starts its download);
     /// `-v 0` or removing the attribute lets the cache budget evict it again.
     private func setPinned(_ pinned: Bool, _ id: ItemID) throws {
-        try store.write { try $0.setPinned(pinned, id) }
-        if pinned, index.summary(id: id)?.isPlaceholder == true {
-            downloads.whenDownloaded(id) { [logger] error in
+        try parts.store.write { try $0.setPinned(pinned, id) }
+        if pinned, parts.index.summary(id: id)?.isPlaceholder == true {
+            parts.downloads.whenDownloaded(id) { [logger = parts.logger] error in
                 if let error { logger.warning("cannot download pinned item \(id): \(error)") }
             }
         }
@@ -108,7 +94,7 @@ final class ExtendedAttributes: Sendable {
         guard ItemAttributes.isUserSettable(name) else {
             throw name.hasPrefix(ItemAttributes.shelfPrefix) ? Errno.notPermitted : Errno.notSupported
         }
-        try store.write { writer in
+        try parts.store.write { writer in
             let value = try change(try writer.extendedAttributes(id: id)[name])
             try writer.setExtendedAttribute(id: id, name: name, value: value)
         }
@@ -116,20 +102,20 @@ final class ExtendedAttributes: Sendable {
 
     /// Shelf's description of the item and the user's own attributes, by name.
     private func itemAttributes(_ id: ItemID) throws -> [String: [UInt8]] {
-        guard let summary = try store.summary(id: id) else { throw Errno.noEntry }
-        let diagnostics = summary.hasDraft ? try store.record(id: id)?.draftDiagnostics : nil
+        guard let summary = try parts.store.summary(id: id) else { throw Errno.noEntry }
+        let diagnostics = summary.hasDraft ? try parts.store.record(id: id)?.draftDiagnostics : nil
         let download: ItemAttributes.Download
         if !summary.isPlaceholder {
             download = .downloaded
-        } else if downloads.isDownloading(id) {
+        } else if parts.downloads.isDownloading(id) {
             download = .downloading
-        } else if let error = try store.downloadState(of: id)?.error {
+        } else if let error = try parts.store.downloadState(of: id)?.error {
             download = .error(error)
         } else {
             download = .notDownloaded
         }
-        return try store.extendedAttributes(id: id).mapValues { Array($0) }
+        return try parts.store.extendedAttributes(id: id).mapValues { Array($0) }
             .merging(ItemAttributes.described(summary, draftDiagnostics: diagnostics, download: download,
-                                              isPinned: try store.isPinned(id))) { _, shelf in shelf }
+                                              isPinned: try parts.store.isPinned(id))) { _, shelf in shelf }
     }
 }

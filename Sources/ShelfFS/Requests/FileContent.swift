@@ -9,37 +9,10 @@ import ShelfSystem
 
 /// Reading and writing files' bytes: items from their buffers, fetched downloads, recent saves or
 /// the store, and their writes into the ``SavePipeline``; plain files through their descriptors.
-final class FileContent: Sendable {
-    private let store: LibraryStore
-    private let view: MountView
-    private var index: ItemIndex { view.index }
-    private let inodes: InodeTable
-    private let names: MountNames
-    private let attributes: NodeAttributes
-    private let saves: SavePipeline
-    private let downloads: PlaceholderDownloads
-    private let plain: PlainFileArea
-    private let descriptors: PlainDescriptors
-    private let statusFolder: StatusFolder
-    private let kernel: KernelCache
-    private let logger: Logger
-
-    init(store: LibraryStore, view: MountView, inodes: InodeTable, names: MountNames, attributes: NodeAttributes,
-         saves: SavePipeline, downloads: PlaceholderDownloads, plain: PlainFileArea, descriptors: PlainDescriptors,
-         statusFolder: StatusFolder, kernel: KernelCache, logger: Logger) {
-        self.store = store
-        self.view = view
-        self.inodes = inodes
-        self.names = names
-        self.attributes = attributes
-        self.saves = saves
-        self.downloads = downloads
-        self.plain = plain
-        self.descriptors = descriptors
-        self.statusFolder = statusFolder
-        self.kernel = kernel
-        self.logger = logger
-    }
+struct FileContent: Sendable {
+    let parts: MountParts
+    let attributes: NodeAttributes
+    let saves: SavePipeline
 
     /// Items up to this size are read range by range from the store; larger ones whole, once
     /// per version (``SavePipeline/recentReads``): reaching an offset deep in a row walks the
@@ -50,14 +23,14 @@ final class FileContent: Sendable {
     /// the kernel holds never changes under its readers: a change from elsewhere gives the item
     /// another inode, and the one they hold keeps its bytes — see ``ChangeFollower``.)
     private func storedBytes(of id: ItemID, offset: Int, size: Int) throws -> (version: Int64, bytes: [UInt8]) {
-        let version = index.version(of: id)
+        let version = parts.index.version(of: id)
         if let version, let content = saves.recentSaves.content(of: id, version: version)
             ?? saves.recentReads.content(of: id, version: version) {
             return (version, Self.slice(content, offset: offset, size: size))
         }
-        let indexed = index.summary(id: id)?.size
+        let indexed = parts.index.summary(id: id)?.size
         if (indexed ?? 0) <= Self.rangeReadLimit {
-            guard let file = try store.fileRange(id: id, offset: offset, count: size) else { throw Errno.noEntry }
+            guard let file = try parts.store.fileRange(id: id, offset: offset, count: size) else { throw Errno.noEntry }
             if version == nil || version == file.version {
                 try checkDownloaded(id, size: file.size, indexed: indexed)
                 return (file.version, Array(file.bytes))
@@ -70,8 +43,8 @@ final class FileContent: Sendable {
 
     /// The bytes of `version` of item `id` (its current one when nil or no longer kept).
     private func wholeStoredFile(of id: ItemID, version: Int64?, indexed: Int?) throws -> (version: Int64, content: Data) {
-        guard let file = try store.file(id: id) else { throw Errno.noEntry }
-        if let version, version != file.version, let content = try store.file(id: id, version: version) {
+        guard let file = try parts.store.file(id: id) else { throw Errno.noEntry }
+        if let version, version != file.version, let content = try parts.store.file(id: id, version: version) {
             return (version, content)
         }
         try checkDownloaded(id, size: file.content.count, indexed: indexed)
@@ -80,43 +53,43 @@ final class FileContent: Sendable {
 
     /// An item evicted elsewhere (`shelf evict`) and not in the index yet: its bytes are the cloud's.
     private func checkDownloaded(_ id: ItemID, size: Int, indexed: Int?) throws {
-        if size != indexed, try store.downloadState(of: id) != nil { throw PlaceholderDownloads.NotHere(id: id) }
+        if size != indexed, try parts.store.downloadState(of: id) != nil { throw PlaceholderDownloads.NotHere(id: id) }
     }
 
     /// Up to `size` bytes of `inode` at `offset`, for `reader` (nil: not known; asked only when
     /// an item's stored bytes are served).
     func read(_ inode: UInt64, offset: Int64, size: Int, for reader: @autoclosure () -> ProcessID? = nil) throws -> [UInt8] {
-        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
-        kernel.staleAttributes.markStale(inode)
+        guard let key = parts.inodes.key(of: inode) else { throw Errno.noEntry }
+        parts.kernel.staleAttributes.markStale(inode)
         switch key {
         case .item(let id):
-            downloads.noteRead(id)
-            if let held = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) {
+            parts.downloads.noteRead(id)
+            if let held = try parts.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) {
                 // A file kept at what it showed is that version to whoever reads it.
                 if let version = held.version { saves.served.served(id, version: version, to: reader()) }
                 return held.bytes
             }
-            if downloads.isLinked, let content = downloads.fetchedContent(of: id) {
-                if let version = index.version(of: id) { saves.served.served(id, version: version, to: reader()) }
+            if parts.downloads.isLinked, let content = parts.downloads.fetchedContent(of: id) {
+                if let version = parts.index.version(of: id) { saves.served.served(id, version: version, to: reader()) }
                 return Self.slice(content, offset: Int(offset), size: size)
             }
             let (version, bytes) = try storedBytes(of: id, offset: Int(offset), size: size)
             saves.served.served(id, version: version, to: reader())
             return bytes
         case .newItemFile:
-            if let held = try saves.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return held.bytes }
+            if let held = try parts.buffers.buffer(of: inode)?.read(offset: Int(offset), size: size) { return held.bytes }
             // Its first save made it an item meanwhile (and then let go of its buffer).
-            if case .item? = inodes.key(of: inode) { return try read(inode, offset: offset, size: size, for: reader()) }
+            if case .item? = parts.inodes.key(of: inode) { return try read(inode, offset: offset, size: size, for: reader()) }
             return []
         case .plain(let path):
-            let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: false)
+            let descriptor = try parts.descriptors.descriptor(of: inode, path: path, in: parts.plain, writable: false)
             var bytes = [UInt8](repeating: 0, count: size)
             let count = bytes.withUnsafeMutableBytes { pread(descriptor.fd, $0.baseAddress, size, off_t(offset)) }
             guard count >= 0 else { throw Errno.current }
             bytes.removeSubrange(count...)
             return bytes
         case .status(let name):
-            return Self.slice(try statusFolder.snapshot(of: name).bytes, offset: Int(offset), size: size)
+            return Self.slice(try parts.statusFolder.snapshot(of: name).bytes, offset: Int(offset), size: size)
         }
     }
 
@@ -132,8 +105,8 @@ final class FileContent: Sendable {
     /// (nil: not known), whose last read the save is merged against.
     func write(_ inode: UInt64, offset: Int64, data: [UInt8], appending: Bool,
                by writer: @autoclosure () -> ProcessID? = nil) throws -> Int {
-        guard let key = inodes.key(of: inode) else { throw Errno.noEntry }
-        kernel.staleAttributes.markStale(inode)
+        guard let key = parts.inodes.key(of: inode) else { throw Errno.noEntry }
+        parts.kernel.staleAttributes.markStale(inode)
         switch key {
         case .item, .newItemFile:
             // Writes land among the bytes the file has: a placeholder gets them first.
@@ -141,7 +114,7 @@ final class FileContent: Sendable {
             try saves.apply(.write(offset: Int(offset), data: data, appending: appending), to: inode, key: key, by: writer())
             return data.count
         case .plain(let path):
-            let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: true)
+            let descriptor = try parts.descriptors.descriptor(of: inode, path: path, in: parts.plain, writable: true)
             var position = off_t(offset)
             if appending {
                 var info = stat()
@@ -160,23 +133,23 @@ final class FileContent: Sendable {
     /// so the write starts from the downloaded bytes. A failure is `EIO`, never "no such file".
     func downloadNow(_ id: ItemID) throws {
         do {
-            try downloads.waitUntilDownloaded(id)
+            try parts.downloads.waitUntilDownloaded(id)
         } catch {
-            logger.warning("cannot download \(id) before writing to it: \(error)")
+            parts.logger.warning("cannot download \(id) before writing to it: \(error)")
             throw Errno.ioError
         }
-        try view.reload(id)
+        try parts.view.reload(id)
     }
 
     /// `fsync`: saves an item's unsaved writes and waits until the store has them on disk;
     /// plain files are synced to their disk.
     func makeDurable(_ inode: UInt64) throws {
-        switch inodes.key(of: inode) {
+        switch parts.inodes.key(of: inode) {
         case .item, .newItemFile:
             try saves.save(inode)
-            try store.synchronize()
+            try parts.store.synchronize()
         case .plain(let path):
-            let descriptor = try descriptors.descriptor(of: inode, path: path, in: plain, writable: false)
+            let descriptor = try parts.descriptors.descriptor(of: inode, path: path, in: parts.plain, writable: false)
             guard fsync(descriptor.fd) == 0 else { throw Errno.current }
         case .status: return
         case nil: throw Errno.noEntry
@@ -187,9 +160,9 @@ final class FileContent: Sendable {
     /// commits the saves waiting in it (an atomic save's rename does not wait for the store),
     /// then waits until the store and the folder's plain files are on disk.
     func makeFolderDurable(_ inode: UInt64) throws {
-        let folder = try names.folderPath(inode)
-        for unsaved in names.inodes(saves.buffers.unsavedInodes(), in: folder) { try saves.save(unsaved) }
-        try store.synchronize()
-        try plain.makeFolderDurable(folder)
+        let folder = try parts.names.folderPath(inode)
+        for unsaved in parts.names.inodes(parts.buffers.unsavedInodes(), in: folder) { try saves.save(unsaved) }
+        try parts.store.synchronize()
+        try parts.plain.makeFolderDurable(folder)
     }
 }

@@ -12,50 +12,17 @@ import ShelfStore
 ///
 /// Every change holds `namespaceLock` (see the lock order in ``ShelfFileSystem``); a file that
 /// moves is saved before the lock is taken.
-final class NamespaceChanges: Sendable {
-    private let store: LibraryStore
-    private let view: MountView
-    private var index: ItemIndex { view.index }
-    private let inodes: InodeTable
-    private let names: MountNames
-    private let attributes: NodeAttributes
-    private let editor: AttributeEditor
-    private let saves: SavePipeline
-    private let plain: PlainFileArea
-    private let folders: ItemFolders
-    private let descriptors: PlainDescriptors
-    private let newItemFiles: NewItemFiles
-    private let recentUnlinks: RecentUnlinks
-    private let kernel: KernelCache
-    private let namespaceLock: NSLock
-    private let logger: Logger
-
-    init(store: LibraryStore, view: MountView, inodes: InodeTable, names: MountNames, attributes: NodeAttributes,
-         editor: AttributeEditor, saves: SavePipeline, plain: PlainFileArea, folders: ItemFolders,
-         descriptors: PlainDescriptors, newItemFiles: NewItemFiles, recentUnlinks: RecentUnlinks, kernel: KernelCache,
-         namespaceLock: NSLock, logger: Logger) {
-        self.store = store
-        self.view = view
-        self.inodes = inodes
-        self.names = names
-        self.attributes = attributes
-        self.editor = editor
-        self.saves = saves
-        self.plain = plain
-        self.folders = folders
-        self.descriptors = descriptors
-        self.newItemFiles = newItemFiles
-        self.recentUnlinks = recentUnlinks
-        self.kernel = kernel
-        self.namespaceLock = namespaceLock
-        self.logger = logger
-    }
+struct NamespaceChanges: Sendable {
+    let parts: MountParts
+    let attributes: NodeAttributes
+    let editor: AttributeEditor
+    let saves: SavePipeline
 
     private func mutating<T>(_ body: () throws -> T) throws -> T {
-        namespaceLock.lock()
+        parts.namespaceLock.lock()
         defer {
-            folders.noteNamespaceChange()
-            namespaceLock.unlock()
+            parts.folders.noteNamespaceChange()
+            parts.namespaceLock.unlock()
         }
         return try body()
     }
@@ -63,7 +30,7 @@ final class NamespaceChanges: Sendable {
     /// The path `name` would have in folder `parent`, refusing the read-only status folder.
     private func writablePath(parent: UInt64, name: String) throws -> MountPath {
         guard name.utf8.count <= ShelfFileSystem.nameMax else { throw Errno.nameTooLong }
-        let path = try names.folderPath(parent).appending(name)
+        let path = try parts.names.folderPath(parent).appending(name)
         guard !PathRules.isStatusPath(path) else { throw Errno.accessDenied }
         return path
     }
@@ -78,9 +45,9 @@ final class NamespaceChanges: Sendable {
     func create(parent: UInt64, name: String, mode: UInt32, flags: OpenFlags, creator: FileOwner? = nil) throws -> CreatedFile {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
-            if let existing = names.resolve(path) {
+            if let existing = parts.names.resolve(path) {
                 guard !flags.exclusive else { throw Errno.exists }
-                let inode = inodes.inode(for: existing)
+                let inode = parts.inodes.inode(for: existing)
                 if flags.truncates && flags.isWritable {
                     _ = try editor.setAttributes(inode, changes: AttributeChanges(size: 0))
                 }
@@ -89,12 +56,12 @@ final class NamespaceChanges: Sendable {
             if PathRules.isItemPath(path) {
                 // Not an item until its first save decides which one (its `id:` may name a
                 // trashed item coming back).
-                let pending = newItemFiles.add(at: path, .init(permissions: mode & 0o7777, owner: creator))
-                try saves.startNewFile(inodes.inode(for: .newItemFile(pending)), at: path)
+                let pending = parts.newItemFiles.add(at: path, .init(permissions: mode & 0o7777, owner: creator))
+                try saves.startNewFile(parts.inodes.inode(for: .newItemFile(pending)), at: path)
                 return CreatedFile(entry: try attributes.entry(for: .newItemFile(pending)), file: OpenedFile())
             }
             // Opened read-write whatever the mode: the creator may write a file it makes read-only.
-            let descriptor = try plain.open(path, flags: O_RDWR | O_CREAT | (flags.rawValue & O_EXCL),
+            let descriptor = try parts.plain.open(path, flags: O_RDWR | O_CREAT | (flags.rawValue & O_EXCL),
                                             mode: mode_t(mode & 0o7777))
             do {
                 // The mode the kernel sent has the creator's umask applied already; this
@@ -106,7 +73,7 @@ final class NamespaceChanges: Sendable {
                 throw error
             }
             let entry = try attributes.entry(for: .plain(path))
-            descriptors.keep(descriptor, for: entry.attributes.inode.rawValue)
+            parts.descriptors.keep(descriptor, for: entry.attributes.inode.rawValue)
             return CreatedFile(entry: entry, file: OpenedFile())
         }
     }
@@ -115,9 +82,9 @@ final class NamespaceChanges: Sendable {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             try refuseItemName(path)
-            try plain.makeNode(path, mode: mode_t(mode), device: dev_t(device))
-            try plain.changeMode(path, to: mode_t(mode & 0o7777))
-            if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
+            try parts.plain.makeNode(path, mode: mode_t(mode), device: dev_t(device))
+            try parts.plain.changeMode(path, to: mode_t(mode & 0o7777))
+            if let creator { try parts.plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
             return try attributes.entry(for: .plain(path))
         }
     }
@@ -126,11 +93,11 @@ final class NamespaceChanges: Sendable {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             try refuseItemName(path)
-            try plain.makeDirectory(path, mode: mode_t(mode & 0o7777))
+            try parts.plain.makeDirectory(path, mode: mode_t(mode & 0o7777))
             // As for files: the umask was the creator's; a set-group-ID parent's bit is kept.
-            try plain.changeMode(path, to: mode_t(mode & 0o7777) | (try plain.status(path).st_mode & S_ISGID))
-            if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
-            folders.watchForCloses(path)
+            try parts.plain.changeMode(path, to: mode_t(mode & 0o7777) | (try parts.plain.status(path).st_mode & S_ISGID))
+            if let creator { try parts.plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
+            parts.folders.watchForCloses(path)
             return try attributes.entry(for: .plain(path))
         }
     }
@@ -139,8 +106,8 @@ final class NamespaceChanges: Sendable {
         try mutating {
             let path = try writablePath(parent: parent, name: name)
             try refuseItemName(path)
-            try plain.symlink(path, target: target)
-            if let creator { try plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
+            try parts.plain.symlink(path, target: target)
+            if let creator { try parts.plain.changeOwner(path, uid: creator.uid, gid: creator.gid) }
             return try attributes.entry(for: .plain(path))
         }
     }
@@ -149,7 +116,7 @@ final class NamespaceChanges: Sendable {
     /// there would be hidden behind the item overlay (`EPERM`), unless the name is taken (`EEXIST`).
     private func refuseItemName(_ path: MountPath) throws {
         guard PathRules.isItemPath(path) else { return }
-        throw names.resolve(path) != nil ? Errno.exists : Errno.notPermitted
+        throw parts.names.resolve(path) != nil ? Errno.exists : Errno.notPermitted
     }
 
     // MARK: Removing
@@ -161,17 +128,17 @@ final class NamespaceChanges: Sendable {
         try saveBeforeMoving(parent: parent, name: name)
         try mutating {
             let path = try writablePath(parent: parent, name: name)
-            switch names.resolve(path) {
+            switch parts.names.resolve(path) {
             case .item(let id):
-                try store.write { try $0.trash(id: id) }
-                view.removed(id)
-                recentUnlinks.deleted(id, at: path)
+                try parts.store.write { try $0.trash(id: id) }
+                parts.view.removed(id)
+                parts.recentUnlinks.deleted(id, at: path)
             case .newItemFile(let pending):
-                newItemFiles.remove(pending)
+                parts.newItemFiles.remove(pending)
             case .plain:
                 keepOpenWhileKnown(path)
-                try plain.unlink(path)
-                inodes.detach(.plain(path))
+                try parts.plain.unlink(path)
+                parts.inodes.detach(.plain(path))
             case .status:
                 throw Errno.accessDenied
             case nil:
@@ -187,16 +154,16 @@ final class NamespaceChanges: Sendable {
                 throw Errno.busy  // Books/ and Notes/ always exist
             }
             guard !holdsItems(path) else { throw Errno.notEmpty }
-            try plain.removeDirectory(path)
-            inodes.detach(.plain(path))
+            try parts.plain.removeDirectory(path)
+            parts.inodes.detach(.plain(path))
         }
     }
 
     /// Before plain file `path` loses its last name the mount knows: programs may hold it open,
     /// so its file stays open (and readable, writable) until the kernel forgets its inode.
     private func keepOpenWhileKnown(_ path: MountPath) {
-        guard let inode = inodes.kernelInode(for: .plain(path)), !inodes.hasOtherName(inode, than: path) else { return }
-        descriptors.pin(inode, path: path, in: plain)
+        guard let inode = parts.inodes.kernelInode(for: .plain(path)), !parts.inodes.hasOtherName(inode, than: path) else { return }
+        parts.descriptors.pin(inode, path: path, in: parts.plain)
     }
 
     /// `link`: another name for a plain file (a hard link). Items have exactly one path each:
@@ -204,17 +171,17 @@ final class NamespaceChanges: Sendable {
     func link(_ inode: UInt64, newParent: UInt64, newName: String) throws -> Entry {
         try mutating {
             let to = try writablePath(parent: newParent, name: newName)
-            guard case .plain(let from) = inodes.key(of: inode), descriptors.unlinked(inode) == nil,
+            guard case .plain(let from) = parts.inodes.key(of: inode), parts.descriptors.unlinked(inode) == nil,
                   !PathRules.isItemPath(to) else { throw Errno.notPermitted }
-            guard names.resolve(to) == nil else { throw Errno.exists }
-            try plain.link(from, to: to)
-            _ = inodes.node(for: from, sharing: UInt64(try plain.status(from).st_ino))
+            guard parts.names.resolve(to) == nil else { throw Errno.exists }
+            try parts.plain.link(from, to: to)
+            _ = parts.inodes.node(for: from, sharing: UInt64(try parts.plain.status(from).st_ino))
             return try attributes.entry(for: .plain(to))
         }
     }
 
     private func holdsItems(_ folder: MountPath) -> Bool {
-        index.hasItems(inside: folder) || newItemFiles.hasFiles(inside: folder)
+        parts.index.hasItems(inside: folder) || parts.newItemFiles.hasFiles(inside: folder)
     }
 
     // MARK: Renaming
@@ -228,8 +195,8 @@ final class NamespaceChanges: Sendable {
             let from = try writablePath(parent: parent, name: name)
             let to = try writablePath(parent: newParent, name: newName)
             guard !flags.contains(.exchange) else { throw Errno.invalid }
-            guard let source = names.resolve(from) else { throw Errno.noEntry }
-            let target = names.resolve(to)
+            guard let source = parts.names.resolve(from) else { throw Errno.noEntry }
+            let target = parts.names.resolve(to)
             if target != nil && flags.contains(.noReplace) { throw Errno.exists }
             guard source != target else { return }
             switch (source, PathRules.isItemPath(to)) {
@@ -241,14 +208,14 @@ final class NamespaceChanges: Sendable {
                 try adoptPlainFile(from: from, to: to, replacing: target, by: renamer())
             case (.plain, false):
                 // Two names of one file: rename does nothing, as POSIX has it.
-                if target != nil, let source = try? plain.status(from), let other = try? plain.status(to),
+                if target != nil, let source = try? parts.plain.status(from), let other = try? parts.plain.status(to),
                    source.st_ino == other.st_ino, source.st_dev == other.st_dev { return }
-                if case .plain(let replaced)? = target, !plain.isDirectory(replaced) { keepOpenWhileKnown(replaced) }
+                if case .plain(let replaced)? = target, !parts.plain.isDirectory(replaced) { keepOpenWhileKnown(replaced) }
                 try movePlain(from: from, to: to)
             case (.newItemFile(let pending), true):
                 try removeForReplacement(target)
-                newItemFiles.move(pending, to: to)
-                if let inode = inodes.existingInode(for: source) { try saves.buffers.retarget(inode, toNewFileAt: to.rawValue) }
+                parts.newItemFiles.move(pending, to: to)
+                if let inode = parts.inodes.existingInode(for: source) { try parts.buffers.retarget(inode, toNewFileAt: to.rawValue) }
             case (.newItemFile, false):
                 throw Errno.crossDevice  // not saved yet, so no bytes to keep as a plain file
             case (.status, _):
@@ -261,19 +228,19 @@ final class NamespaceChanges: Sendable {
     /// so they go where the file was when they were made. Outside `namespaceLock` (see the lock
     /// order); a write that slips in before the namespace change is saved wherever the file went.
     private func saveBeforeMoving(parent: UInt64, name: String) throws {
-        if let inode = names.existingInode(parent: parent, name: name) { try saves.save(inode) }
+        if let inode = parts.names.existingInode(parent: parent, name: name) { try saves.save(inode) }
     }
 
     /// The replaced target of a rename leaves: an item to the trash, an unsaved new file away.
     private func removeForReplacement(_ target: NodeKey?) throws {
         switch target {
         case .item(let id):
-            try store.write { try $0.trash(id: id) }
-            view.removed(id)
+            try parts.store.write { try $0.trash(id: id) }
+            parts.view.removed(id)
         case .newItemFile(let pending):
-            newItemFiles.remove(pending)
+            parts.newItemFiles.remove(pending)
         case .plain(let path):
-            if plain.isDirectory(path) { throw Errno.isDirectory }
+            if parts.plain.isDirectory(path) { throw Errno.isDirectory }
             keepOpenWhileKnown(path)
         case .status:
             throw Errno.accessDenied
@@ -287,9 +254,9 @@ final class NamespaceChanges: Sendable {
         guard PathRules.itemKind(under: from) == PathRules.itemKind(under: to) else {
             throw Errno.crossDevice  // a book is no note: `mv` falls back to copy + delete
         }
-        try folders.ensure(to.parent)
+        try parts.folders.ensure(to.parent)
         try removeForReplacement(target)
-        view.recorded(try store.write { try $0.move(id: id, to: to.rawValue) })
+        parts.view.recorded(try parts.store.write { try $0.move(id: id, to: to.rawValue) })
     }
 
     /// Item → plain name (`x~`, `x___jb_old___`, `.trash/x.md`): the item leaves the library
@@ -297,21 +264,21 @@ final class NamespaceChanges: Sendable {
     /// mode and user attributes, so the editor's backup is real and recreating a file with its
     /// `id:` brings the item back.
     private func releaseItem(_ id: ItemID, to: MountPath, replacing target: NodeKey?) throws {
-        guard let record = try store.record(id: id) else { throw Errno.noEntry }
+        guard let record = try parts.store.record(id: id) else { throw Errno.noEntry }
         try removeForReplacement(target)
-        try plain.writeAtomically(Array(record.content), to: to)
+        try parts.plain.writeAtomically(Array(record.content), to: to)
         do {
-            try plain.apply(ItemCommitter.FileMetadata(modified: record.modified, permissions: record.permissions,
-                                                       attributes: try store.extendedAttributes(id: id)), to: to)
-            try store.write { try $0.trash(id: id) }
+            try parts.plain.apply(ItemCommitter.FileMetadata(modified: record.modified, permissions: record.permissions,
+                                                       attributes: try parts.store.extendedAttributes(id: id)), to: to)
+            try parts.store.write { try $0.trash(id: id) }
         } catch {
-            try? plain.unlink(to)
+            try? parts.plain.unlink(to)
             throw error
         }
-        view.removed(id)
-        if let inode = inodes.existingInode(for: .item(id)) {
-            inodes.rekey(inode, to: .plain(to))
-            saves.buffers.releaseIfSaved(inode)
+        parts.view.removed(id)
+        if let inode = parts.inodes.existingInode(for: .item(id)) {
+            parts.inodes.rekey(inode, to: .plain(to))
+            parts.buffers.releaseIfSaved(inode)
         }
     }
 
@@ -323,21 +290,21 @@ final class NamespaceChanges: Sendable {
     /// An atomic save is committed in the background like a writer's close (the rename does not
     /// wait for the store); a new or returning item is committed here, since it changes names.
     private func adoptPlainFile(from: MountPath, to: MountPath, replacing target: NodeKey?, by renamer: ProcessID?) throws {
-        guard !plain.isDirectory(from) else { throw Errno.notPermitted }
+        guard !parts.plain.isDirectory(from) else { throw Errno.notPermitted }
         // Never read into memory: bytes over the limit stay the plain file they are.
-        guard try plain.status(from).st_size <= TooLargeFiles.largestItemFile else {
-            logger.warning("renaming \(from) to \(to) refused: it is over the \(TooLargeFiles.largestItemFile) bytes an item file may hold")
+        guard try parts.plain.status(from).st_size <= TooLargeFiles.largestItemFile else {
+            parts.logger.warning("renaming \(from) to \(to) refused: it is over the \(TooLargeFiles.largestItemFile) bytes an item file may hold")
             throw Errno.fileTooLarge
         }
-        let bytes = try plain.readAll(from)
-        let metadata = try plain.metadata(of: from)
-        let tempInode = inodes.existingInode(for: .plain(from))
+        let bytes = try parts.plain.readAll(from)
+        let metadata = try parts.plain.metadata(of: from)
+        let tempInode = parts.inodes.existingInode(for: .plain(from))
         // Closed while still linked (cheap): the file moves into the journal, or the disk frees
         // it in the background.
-        if let tempInode { descriptors.forget(tempInode) }
+        if let tempInode { parts.descriptors.forget(tempInode) }
         var moved = false
-        if case .item(let id) = target, let tempInode, index.summary(id: id)?.isPlaceholder == false {
-            moved = try saves.adoptRenamed(bytes, from: plain.realPath(from), as: tempInode, into: id, by: renamer,
+        if case .item(let id) = target, let tempInode, parts.index.summary(id: id)?.isPlaceholder == false {
+            moved = try saves.adoptRenamed(bytes, from: parts.plain.realPath(from), as: tempInode, into: id, by: renamer,
                                            carrying: metadata)
         } else {
             let destination: ItemCommitter.Target
@@ -345,59 +312,59 @@ final class NamespaceChanges: Sendable {
             switch target {
             case .item(let id):
                 destination = .existing(id, readFrom: saves.served.readFrom(id, by: [renamer]))
-                if let inode = inodes.kernelInode(for: .item(id)) {
-                    replacedInode = (inode, index.summary(id: id)?.modified ?? Date())
+                if let inode = parts.inodes.kernelInode(for: .item(id)) {
+                    replacedInode = (inode, parts.index.summary(id: id)?.modified ?? Date())
                 }
             case .newItemFile(let pending):
-                newItemFiles.remove(pending)
+                parts.newItemFiles.remove(pending)
                 destination = .new(at: to)
             default:
-                try folders.ensure(to.parent)
+                try parts.folders.ensure(to.parent)
                 destination = .new(at: to)
             }
             let outcome = try saves.commitRenamed(bytes, at: to, into: destination, by: renamer, carrying: metadata,
                                                   as: tempInode)
             if let replacedInode, let file = outcome.replaced {
                 // It showed that version up to the rename, whatever the index says since.
-                _ = saves.buffers.freeze(replacedInode.inode, bytes: Array(file.content), version: file.version,
+                _ = parts.buffers.freeze(replacedInode.inode, bytes: Array(file.content), version: file.version,
                                          modified: replacedInode.modified) { true }
             }
             // From now on its reads and writes are the item's (a program may still write the
             // temp file it renamed: those writes are saved into the item).
-            if let tempInode { inodes.rekey(tempInode, to: .item(outcome.record.item.id)) }
+            if let tempInode { parts.inodes.rekey(tempInode, to: .item(outcome.record.item.id)) }
         }
-        if !moved { try plain.removeInBackground(from) }
+        if !moved { try parts.plain.removeInBackground(from) }
         // The kernel holds the temp file's attributes (mode, owner, times): have it ask again.
-        if let tempInode { kernel.invalidate(.attributes(Inode(tempInode))) }
+        if let tempInode { parts.kernel.invalidate(.attributes(Inode(tempInode))) }
     }
 
     /// Plain → plain, files or folders. A folder holding items moves them in the store too; one
     /// that would carry items out of their kind's tree is refused with `EXDEV` so `mv` copies
     /// (each item then leaves through `rm`, to the trash).
     private func movePlain(from: MountPath, to: MountPath) throws {
-        let isFolder = plain.isDirectory(from)
+        let isFolder = parts.plain.isDirectory(from)
         guard isFolder, holdsItems(from) else {
-            try plain.rename(from, to: to)
-            inodes.detach(.plain(to))  // what it replaced
+            try parts.plain.rename(from, to: to)
+            parts.inodes.detach(.plain(to))  // what it replaced
             if isFolder {
-                inodes.renameFolder(from, to: to)
+                parts.inodes.renameFolder(from, to: to)
             } else {
-                inodes.renameFile(from, to: to)
+                parts.inodes.renameFile(from, to: to)
             }
             return
         }
         guard PathRules.isItemFolder(to), PathRules.itemKind(under: from) == PathRules.itemKind(under: to),
-              !newItemFiles.hasFiles(inside: from) else {
+              !parts.newItemFiles.hasFiles(inside: from) else {
             throw Errno.crossDevice
         }
-        try plain.rename(from, to: to)
+        try parts.plain.rename(from, to: to)
         do {
-            try store.write { try $0.moveFolder(from: from.rawValue, to: to.rawValue) }
+            try parts.store.write { try $0.moveFolder(from: from.rawValue, to: to.rawValue) }
         } catch {
-            try? plain.rename(to, to: from)
+            try? parts.plain.rename(to, to: from)
             throw error
         }
-        inodes.renameFolder(from, to: to)
-        for id in index.ids(inside: from) { try view.reload(id) }
+        parts.inodes.renameFolder(from, to: to)
+        for id in parts.index.ids(inside: from) { try parts.view.reload(id) }
     }
 }

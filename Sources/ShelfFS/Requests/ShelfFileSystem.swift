@@ -69,22 +69,12 @@ final class ShelfFileSystem: Sendable {
     /// Longest name a folder entry may have (`NAME_MAX`).
     static let nameMax = 255
 
-    let store: LibraryStore
-    /// The one writer of the item index, and where changes from elsewhere reach the kernel.
-    let view: MountView
-    var index: ItemIndex { view.index }
-    let inodes: InodeTable
-    let names: MountNames
-    let kernel = KernelCache()
-    let plain: PlainFileArea
-    let folders: ItemFolders
+    /// What the handlers share (the store, the index's writer, inodes, names, plain files…).
+    let parts: MountParts
     let listings: FolderListings
     let nodeAttributes: NodeAttributes
     let saves: SavePipeline
-    let statusFolder: StatusFolder
-    let downloads: PlaceholderDownloads
     let announcer: ChangeAnnouncer
-    let logger = Logger(label: "shelf.fs")
     /// The process behind each request's thread, so a save is merged against what its own
     /// writer read (``ServedVersions``).
     let processes = RequestProcesses()
@@ -92,7 +82,6 @@ final class ShelfFileSystem: Sendable {
     let syncView: MountSyncView
     /// The change-feed position the index was loaded at: following starts there.
     let loadedSequence: Int64
-    private let descriptors = PlainDescriptors()
     private let content: FileContent
     private let editor: AttributeEditor
     private let extendedAttributes: ExtendedAttributes
@@ -104,58 +93,48 @@ final class ShelfFileSystem: Sendable {
     /// read (a reader waits at most `downloadTimeout`) and reports to `/.shelf/sync.json`.
     init(store: LibraryStore, idleSaveDelay: TimeInterval = 1, sync: (any MountSync)? = nil,
          downloadTimeout: Duration = .seconds(10), lockTable: String = KernelFileLocks.table) throws {
-        self.store = store
-        announcer = ChangeAnnouncer(waitForInvalidations: { [kernel] in kernel.waitUntilDelivered() })
-        plain = try PlainFileArea(root: store.plainFilesFolder)
-        folders = ItemFolders(plain: plain)
-        let (newItemFiles, recentUnlinks, owners) = (NewItemFiles(), RecentUnlinks(), ItemFileOwners(try store.owners()))
-        let namespaceLock = NSLock()
+        let logger = Logger(label: "shelf.fs")
+        let kernel = KernelCache()
+        let announcer = ChangeAnnouncer(waitForInvalidations: { kernel.waitUntilDelivered() })
+        let plain = try PlainFileArea(root: store.plainFilesFolder)
+        let folders = ItemFolders(plain: plain)
+        let (newItemFiles, recentUnlinks) = (NewItemFiles(), RecentUnlinks())
         let committer = ItemCommitter(store: store, conflicts: sync, recentUnlinks: recentUnlinks)
         let journal = try SavePipeline.replayJournal(of: store, into: committer, plain: plain, logger: logger)
         let buffers = ItemBuffers(journal: journal)
-        inodes = InodeTable(holdsWrites: { [buffers] in buffers.holdsUnsavedWrites($0) })
+        let inodes = InodeTable(holdsWrites: { buffers.holdsUnsavedWrites($0) })
         for item in try store.repairInvalidItems() { logger.warning("moved \(item.path) to the trash: \(item.reason)") }
         loadedSequence = try store.lastSequence()
         let summaries = try store.summaries()
         let index = ItemIndex(summaries)
-        view = MountView(index: index, store: store, inodes: inodes, buffers: buffers, folders: folders,
-                         newItemFiles: newItemFiles, kernel: kernel, announcer: announcer)
-        names = MountNames(inodes: inodes, index: index, newItemFiles: newItemFiles, plain: plain)
+        let view = MountView(index: index, store: store, inodes: inodes, buffers: buffers, folders: folders,
+                             newItemFiles: newItemFiles, kernel: kernel, announcer: announcer)
         // Filling a placeholder makes a version of the bytes readers were served while it was
         // being filled: a save made from them was read from that version.
         let served = ServedVersions()
-        downloads = PlaceholderDownloads(
+        let downloads = PlaceholderDownloads(
             engine: sync.map { engine in .init(fetch: { try engine.fetch($0) }, fill: { try engine.fill($0) }) },
-            timeout: downloadTimeout, filled: { [view] records in
+            timeout: downloadTimeout, filled: { records in
                 for record in records {
                     view.recorded(record)
                     served.filled(record.item.id, version: record.version)
                 }
             })
-        statusFolder = StatusFolder(store: store, index: index, sync: sync)
-        listings = FolderListings(index: index, inodes: inodes, plain: plain, folders: folders, newItemFiles: newItemFiles)
-        saves = SavePipeline(store: store, buffers: buffers, idleSaveDelay: idleSaveDelay, view: view, inodes: inodes,
-                             names: names, plain: plain, folders: folders, newItemFiles: newItemFiles, owners: owners,
-                             kernel: kernel, served: served, committer: committer, namespaceLock: namespaceLock,
-                             logger: logger)
-        syncView = MountSyncView(buffers: buffers, inodes: inodes, downloads: downloads, folders: folders, plain: plain,
-                                 descriptors: descriptors, kernel: kernel, announcer: announcer, lockTable: lockTable)
-        let accessTimes = ItemAccessTimes()
-        nodeAttributes = NodeAttributes(store: store, inodes: inodes, index: index, plain: plain, descriptors: descriptors, saves: saves,
-                                        newItemFiles: newItemFiles, downloads: downloads, statusFolder: statusFolder,
-                                        accessTimes: accessTimes, owners: owners, kernel: kernel)
-        content = FileContent(store: store, view: view, inodes: inodes, names: names, attributes: nodeAttributes,
-                              saves: saves, downloads: downloads, plain: plain, descriptors: descriptors,
-                              statusFolder: statusFolder, kernel: kernel, logger: logger)
-        editor = AttributeEditor(store: store, view: view, inodes: inodes, attributes: nodeAttributes, content: content,
-                                 saves: saves, plain: plain, descriptors: descriptors, accessTimes: accessTimes,
-                                 owners: owners)
-        extendedAttributes = ExtendedAttributes(store: store, index: index, attributes: nodeAttributes, plain: plain,
-                                                downloads: downloads, logger: logger)
-        namespace = NamespaceChanges(store: store, view: view, inodes: inodes, names: names, attributes: nodeAttributes,
-                                     editor: editor, saves: saves, plain: plain, folders: folders,
-                                     descriptors: descriptors, newItemFiles: newItemFiles, recentUnlinks: recentUnlinks,
-                                     kernel: kernel, namespaceLock: namespaceLock, logger: logger)
+        parts = MountParts(store: store, view: view, inodes: inodes,
+                           names: MountNames(inodes: inodes, index: index, newItemFiles: newItemFiles, plain: plain),
+                           plain: plain, folders: folders, descriptors: PlainDescriptors(), newItemFiles: newItemFiles,
+                           recentUnlinks: recentUnlinks, buffers: buffers, downloads: downloads,
+                           statusFolder: StatusFolder(store: store, index: index, sync: sync), accessTimes: ItemAccessTimes(),
+                           owners: ItemFileOwners(try store.owners()), kernel: kernel, namespaceLock: NSLock(), logger: logger)
+        self.announcer = announcer
+        listings = FolderListings(parts)
+        saves = SavePipeline(parts, served: served, committer: committer, idleSaveDelay: idleSaveDelay)
+        syncView = MountSyncView(parts, announcer: announcer, lockTable: lockTable)
+        nodeAttributes = NodeAttributes(parts: parts, saves: saves)
+        content = FileContent(parts: parts, attributes: nodeAttributes, saves: saves)
+        editor = AttributeEditor(parts: parts, attributes: nodeAttributes, content: content, saves: saves)
+        extendedAttributes = ExtendedAttributes(parts: parts, attributes: nodeAttributes)
+        namespace = NamespaceChanges(parts: parts, attributes: nodeAttributes, editor: editor, saves: saves)
         plain.removeLeftovers()
         let itemFolders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
             .union(summaries.map { MountPath($0.path).parent })
@@ -165,21 +144,21 @@ final class ShelfFileSystem: Sendable {
     /// Starts saving in the background: writers' closes come from `closeWatcher` (every item
     /// folder is watched), the pipeline saves what is due.
     func startSaving(closeWatcher: CloseWatcher) {
-        folders.watch(with: closeWatcher) { [weak self] event in self?.handle(event) }
+        parts.folders.watch(with: closeWatcher) { [weak self] event in self?.handle(event) }
         saves.start()
     }
 
     /// Queues `invalidation` for the kernel (safe from request handlers: it only queues).
     func invalidate(_ invalidation: Notifier.Invalidation) {
-        kernel.invalidate(invalidation)
+        parts.kernel.invalidate(invalidation)
     }
 
     // MARK: Names and listings
 
     func lookup(parent: UInt64, name: String) throws -> Entry {
         guard name.utf8.count <= Self.nameMax else { throw Errno.nameTooLong }
-        let path = try names.folderPath(parent).appending(name)
-        guard let key = names.resolve(path) else { return .negative(timeout: Self.negativeTimeout) }
+        let path = try parts.names.folderPath(parent).appending(name)
+        guard let key = parts.names.resolve(path) else { return .negative(timeout: Self.negativeTimeout) }
         return try nodeAttributes.entry(for: key)
     }
 
@@ -188,10 +167,10 @@ final class ShelfFileSystem: Sendable {
     /// item file, and saved) are dropped, and so is the note that the kernel's attributes of it
     /// are stale.
     func forget(_ inode: UInt64, count: UInt64) {
-        guard inodes.forget(inode, count: count) else { return }
-        descriptors.forget(inode)
-        saves.buffers.releaseIfSaved(inode)
-        kernel.staleAttributes.forgotten(inode)
+        guard parts.inodes.forget(inode, count: count) else { return }
+        parts.descriptors.forget(inode)
+        parts.buffers.releaseIfSaved(inode)
+        parts.kernel.staleAttributes.forgotten(inode)
     }
 
     typealias Listed = FolderListings.Listed
@@ -200,12 +179,12 @@ final class ShelfFileSystem: Sendable {
 
     /// The names in folder `inode` (see ``FolderListings``).
     func list(_ inode: UInt64) throws -> FolderListings.Listing {
-        try listings.list(try names.folderPath(inode))
+        try listings.list(try parts.names.folderPath(inode))
     }
 
     /// `.` and `..` of folder `inode`.
     func dotEntries(of inode: UInt64) throws -> [Listed] {
-        listings.dotEntries(of: try names.folderPath(inode), inode: inode)
+        listings.dotEntries(of: try parts.names.folderPath(inode), inode: inode)
     }
 
     func listingCache(_ listing: FolderListings.Listing, of folder: UInt64) -> ListingCache {
@@ -252,12 +231,12 @@ final class ShelfFileSystem: Sendable {
     }
 
     func readLink(_ inode: UInt64) throws -> String {
-        guard case .plain(let path) = inodes.key(of: inode) else { throw Errno.invalid }
-        return try plain.readLink(path)
+        guard case .plain(let path) = parts.inodes.key(of: inode) else { throw Errno.invalid }
+        return try parts.plain.readLink(path)
     }
 
     func statistics() throws -> FilesystemStatistics {
-        try FilesystemStatistics.of(path: plain.root.path)
+        try FilesystemStatistics.of(path: parts.plain.root.path)
     }
 
     // MARK: Content
@@ -321,14 +300,14 @@ final class ShelfFileSystem: Sendable {
     private func handle(_ event: CloseWatcher.Event) {
         switch event {
         case .closed(let parent, let name):
-            if let inode = names.existingInode(parent: parent.rawValue, name: name) { saves.scheduler.closed(inode) }
+            if let inode = parts.names.existingInode(parent: parent.rawValue, name: name) { saves.scheduler.closed(inode) }
         case .watching(let folder):
             // Closes in the folder before its watch began were not seen (a file written into
             // a folder just made): save what waits there soon, unless it is written again.
-            guard let folder = try? names.folderPath(folder.rawValue) else { return }
-            for inode in names.inodes(saves.buffers.unsavedInodes(), in: folder) { saves.scheduler.soon(inode) }
+            guard let folder = try? parts.names.folderPath(folder.rawValue) else { return }
+            for inode in parts.names.inodes(parts.buffers.unsavedInodes(), in: folder) { saves.scheduler.soon(inode) }
         case .eventsLost:
-            for inode in saves.buffers.unsavedInodes() { saves.scheduler.closed(inode) }
+            for inode in parts.buffers.unsavedInodes() { saves.scheduler.closed(inode) }
         }
     }
 }

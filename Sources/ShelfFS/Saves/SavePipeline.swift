@@ -18,7 +18,7 @@ import ShelfStore
 /// the reads that follow. At start-up, what the journal kept of a mount that ended before
 /// saving is committed first.
 final class SavePipeline: Sendable {
-    let buffers: ItemBuffers
+    private let parts: MountParts
     let scheduler: SaveScheduler
     let recentSaves = RecentSaves()
     /// Large items read lately, whole (32 MiB at most).
@@ -26,41 +26,15 @@ final class SavePipeline: Sendable {
     /// What readers were served of each item, which a save may have been made from.
     let served: ServedVersions
     private let committer: ItemCommitter
-    private let store: LibraryStore
-    /// The one writer of the item index, which every commit updates.
-    private let view: MountView
-    private var index: ItemIndex { view.index }
-    private let inodes: InodeTable
-    private let names: MountNames
-    private let plain: PlainFileArea
-    private let folders: ItemFolders
-    private let newItemFiles: NewItemFiles
-    private let owners: ItemFileOwners
-    private let kernel: KernelCache
-    /// Held for a new file's first save, which names it in the store (a namespace change).
-    private let namespaceLock: NSLock
-    private let logger: Logger
+    /// The unsaved bytes of item files, the pipeline's input.
+    var buffers: ItemBuffers { parts.buffers }
 
-    /// `buffers`: over the library's journal, already replayed (``replayJournal(of:into:logger:)``).
-    init(store: LibraryStore, buffers: ItemBuffers, idleSaveDelay: TimeInterval, view: MountView,
-         inodes: InodeTable, names: MountNames, plain: PlainFileArea, folders: ItemFolders, newItemFiles: NewItemFiles,
-         owners: ItemFileOwners, kernel: KernelCache, served: ServedVersions, committer: ItemCommitter, namespaceLock: NSLock,
-         logger: Logger) {
-        self.store = store
+    /// `parts.buffers`: over the library's journal, already replayed (``replayJournal(of:into:plain:logger:)``).
+    init(_ parts: MountParts, served: ServedVersions, committer: ItemCommitter, idleSaveDelay: TimeInterval) {
+        self.parts = parts
         self.served = served
         self.committer = committer
-        self.buffers = buffers
         scheduler = SaveScheduler(idleDelay: idleSaveDelay)
-        self.view = view
-        self.inodes = inodes
-        self.names = names
-        self.plain = plain
-        self.folders = folders
-        self.owners = owners
-        self.newItemFiles = newItemFiles
-        self.kernel = kernel
-        self.namespaceLock = namespaceLock
-        self.logger = logger
     }
 
     /// Opens the library's journal and commits what mounts that ended before saving left in it
@@ -114,26 +88,26 @@ final class SavePipeline: Sendable {
     /// be saved when the scheduler says so. Emptying a file (`O_TRUNC`) needs no read of the
     /// bytes it replaces, only their version.
     func apply(_ edit: BufferEdit, to inode: UInt64, key: NodeKey, by writer: ProcessID?) throws {
-        try buffers.apply(edit, to: inode, by: writer, start: {
+        try parts.buffers.apply(edit, to: inode, by: writer, start: {
             switch (key, edit) {
-            case (.item(let id), .resize(0)): return ([], index.summary(id: id)?.version)
+            case (.item(let id), .resize(0)): return ([], parts.index.summary(id: id)?.version)
             case (.item(let id), _):
-                guard let file = try store.file(id: id) else { throw Errno.noEntry }
+                guard let file = try parts.store.file(id: id) else { throw Errno.noEntry }
                 return (Array(file.content), file.version)
             default: return ([], nil)
             }
         }, target: { version in
             if case .item(let id) = key { return .item(id, baseVersion: version) }
-            return .newFile(path: names.path(of: key)?.rawValue ?? "")
+            return .newFile(path: parts.names.path(of: key)?.rawValue ?? "")
         })
         // `key` is known: one lookup tells whether another file took the name meanwhile.
-        if case .item = key, inodes.existingInode(for: key) != inode { scheduler.wroteReplaced(inode) } else { scheduler.wrote(inode) }
+        if case .item = key, parts.inodes.existingInode(for: key) != inode { scheduler.wroteReplaced(inode) } else { scheduler.wrote(inode) }
     }
 
     /// A new item file at `path` (its inode `inode`): empty and unsaved from its creation, so
     /// that even an empty file becomes an item.
     func startNewFile(_ inode: UInt64, at path: MountPath) throws {
-        try buffers.startNewFile(inode, at: path.rawValue)
+        try parts.buffers.startNewFile(inode, at: path.rawValue)
     }
 
     // MARK: Committing
@@ -148,16 +122,16 @@ final class SavePipeline: Sendable {
     /// reports meanwhile.
     func stop() {
         scheduler.stop()
-        for inode in buffers.unsavedInodes() {
+        for inode in parts.buffers.unsavedInodes() {
             do {
                 try save(inode)
             } catch {
-                logger.error("could not save inode \(inode) at unmount; its writes stay in the journal for the next mount: \(error)")
+                parts.logger.error("could not save inode \(inode) at unmount; its writes stay in the journal for the next mount: \(error)")
             }
         }
     }
 
-    var hasUnsavedWrites: Bool { buffers.hasUnsavedWrites }
+    var hasUnsavedWrites: Bool { parts.buffers.hasUnsavedWrites }
 
     /// How long a file a truncation emptied waits for the write that usually follows before a
     /// background save takes it as it is.
@@ -168,14 +142,14 @@ final class SavePipeline: Sendable {
     private func saveInBackground(_ inode: UInt64) {
         // A close reported late can fall between the next save's truncation and its write:
         // saving the emptied file then would make a version nobody wrote.
-        if buffers.buffer(of: inode)?.isAwaitingWrite(within: Self.truncationPause) == true {
+        if parts.buffers.buffer(of: inode)?.isAwaitingWrite(within: Self.truncationPause) == true {
             scheduler.soon(inode, after: Self.truncationPause)
             return
         }
         do {
             try save(inode)
         } catch {
-            logger.error("could not save inode \(inode), trying again shortly: \(error)")
+            parts.logger.error("could not save inode \(inode), trying again shortly: \(error)")
             scheduler.failed(inode)
         }
     }
@@ -183,8 +157,8 @@ final class SavePipeline: Sendable {
     /// Commits every save whose writer has closed its file (a `shelf` command asks, through
     /// ``MountControl``): the close watcher first delivers the closes the kernel has queued.
     func commitClosedSaves() throws {
-        if !folders.deliverQueuedCloses() {
-            logger.warning("the close watcher did not report its queued closes in time; saves of just-closed files may follow later")
+        if !parts.folders.deliverQueuedCloses() {
+            parts.logger.warning("the close watcher did not report its queued closes in time; saves of just-closed files may follow later")
         }
         try scheduler.saveDueNow { try save($0) }
     }
@@ -192,29 +166,29 @@ final class SavePipeline: Sendable {
     /// Saves `inode`'s unsaved writes into whatever it stands for now: a valid text updates the
     /// item, an invalid one is kept as its draft; either way the record is committed on return.
     func save(_ inode: UInt64) throws {
-        guard let buffer = buffers.buffer(of: inode), buffer.isDirty else { return }
-        if let replaced = buffer.takeReplaced() { try view.keepShown(replaced) }
-        let isNew = if case .newItemFile = inodes.key(of: inode) { true } else { false }
-        if isNew { namespaceLock.lock() }
-        defer { if isNew { namespaceLock.unlock() } }
+        guard let buffer = parts.buffers.buffer(of: inode), buffer.isDirty else { return }
+        if let replaced = buffer.takeReplaced() { try parts.view.keepShown(replaced) }
+        let isNew = if case .newItemFile = parts.inodes.key(of: inode) { true } else { false }
+        if isNew { parts.namespaceLock.lock() }
+        defer { if isNew { parts.namespaceLock.unlock() } }
         // Named before the buffer's lock is taken, in case the bytes are too large for an item.
-        let aside = inodes.key(of: inode).flatMap(names.path(of:)).map { TooLargeFiles.name(beside: $0, in: plain) }
+        let aside = parts.inodes.key(of: inode).flatMap(parts.names.path(of:)).map { TooLargeFiles.name(beside: $0, in: parts.plain) }
         let setAsideSize: Int?
         do {
-            setAsideSize = try buffer.saveIfDirty(largest: TooLargeFiles.largestItemFile, setAside: aside.map(plain.realPath)) {
+            setAsideSize = try buffer.saveIfDirty(largest: TooLargeFiles.largestItemFile, setAside: aside.map(parts.plain.realPath)) {
                 try commit($0, into: inode)
             }
         } catch let error as Errno {
             throw error
         } catch {
-            logger.error("could not save inode \(inode): \(error)")
+            parts.logger.error("could not save inode \(inode): \(error)")
             throw Errno.ioError
         }
         if let setAsideSize, let aside {
             try keptTooLarge(inode, as: aside, size: setAsideSize)
-        } else if isCurrentFile(inode) || !inodes.isKnownToKernel(inode) {
-            buffers.releaseIfSaved(inode)
-            inodes.dropForgotten(inode)
+        } else if isCurrentFile(inode) || !parts.inodes.isKnownToKernel(inode) {
+            parts.buffers.releaseIfSaved(inode)
+            parts.inodes.dropForgotten(inode)
         }
     }
 
@@ -222,12 +196,12 @@ final class SavePipeline: Sendable {
     /// file shows the item's last good save again (a new file, empty: saved so next, in the
     /// background, as this save may hold the namespace lock), and the kernel learns of both.
     private func keptTooLarge(_ inode: UInt64, as aside: MountPath, size: Int) throws {
-        buffers.releaseIfSaved(inode)
-        logger.warning("a save of \(size) bytes is over the \(TooLargeFiles.largestItemFile) an item file may hold: the bytes are kept as the plain file \(aside), and the item file shows its last good save")
-        kernel.invalidate(.content(Inode(inode)))
-        kernel.nameAppeared(aside.name, in: inodes.kernelInode(for: .plain(aside.parent)))
-        if case .newItemFile(let pending) = inodes.key(of: inode), let path = newItemFiles.path(of: pending) {
-            try buffers.startNewFile(inode, at: path.rawValue)
+        parts.buffers.releaseIfSaved(inode)
+        parts.logger.warning("a save of \(size) bytes is over the \(TooLargeFiles.largestItemFile) an item file may hold: the bytes are kept as the plain file \(aside), and the item file shows its last good save")
+        parts.kernel.invalidate(.content(Inode(inode)))
+        parts.kernel.nameAppeared(aside.name, in: parts.inodes.kernelInode(for: .plain(aside.parent)))
+        if case .newItemFile(let pending) = parts.inodes.key(of: inode), let path = parts.newItemFiles.path(of: pending) {
+            try parts.buffers.startNewFile(inode, at: path.rawValue)
             scheduler.closed(inode)
         }
     }
@@ -239,9 +213,9 @@ final class SavePipeline: Sendable {
     /// The file moves into the journal; returns false when it stayed where it was.
     func adoptRenamed(_ bytes: [UInt8], from file: String, as inode: UInt64, into id: ItemID, by renamer: ProcessID?,
                       carrying metadata: ItemCommitter.FileMetadata) throws -> Bool {
-        let moved = try buffers.adopt(bytes, from: file, as: inode, by: renamer, target: .item(id, baseVersion: nil),
-                                      carrying: metadata, replacing: inodes.kernelInode(for: .item(id)))
-        inodes.rekey(inode, to: .item(id))  // before the scheduler's thread can save it
+        let moved = try parts.buffers.adopt(bytes, from: file, as: inode, by: renamer, target: .item(id, baseVersion: nil),
+                                      carrying: metadata, replacing: parts.inodes.kernelInode(for: .item(id)))
+        parts.inodes.rekey(inode, to: .item(id))  // before the scheduler's thread can save it
         scheduler.closed(inode)
         return moved
     }
@@ -259,42 +233,42 @@ final class SavePipeline: Sendable {
     /// Commits `unsaved` into what `inode` stands for: an item's save merges with what changed
     /// elsewhere since its writer read it (``ServedVersions``).
     private func commit(_ unsaved: ItemBuffer.Unsaved, into inode: UInt64) throws -> ItemBuffer.Saved {
-        switch inodes.key(of: inode) {
+        switch parts.inodes.key(of: inode) {
         case .item(let id):
-            let path = try names.path(of: .item(id)) ?? restoreForWrites(id)
+            let path = try parts.names.path(of: .item(id)) ?? restoreForWrites(id)
             let readFrom = served.readFrom(id, by: unsaved.writers, startedFrom: unsaved.baseVersion)
-            logger.debug("saving \(path) from one of versions \(readFrom)")
+            parts.logger.debug("saving \(path) from one of versions \(readFrom)")
             let outcome = try committer.commit(unsaved.bytes, at: path, into: .existing(id, readFrom: readFrom),
                                                modified: unsaved.modified, carrying: unsaved.carried)
             return saved(outcome, by: inode, writers: unsaved.writers)
         case .newItemFile(let pending):
-            guard let path = newItemFiles.path(of: pending) else {
-                logger.debug("inode \(inode) was removed before its first save; its writes are dropped")
+            guard let path = parts.newItemFiles.path(of: pending) else {
+                parts.logger.debug("inode \(inode) was removed before its first save; its writes are dropped")
                 return ItemBuffer.Saved(version: 0, nextTarget: nil)
             }
             var outcome = try committer.commit(unsaved.bytes, at: path, into: .new(at: path), modified: unsaved.modified)
             // The mode it was created with (`open(O_CREAT, 0600)`), and its creator.
-            if let creation = newItemFiles.creation(of: pending),
+            if let creation = parts.newItemFiles.creation(of: pending),
                creation.permissions != outcome.record.permissions || creation.owner != nil {
                 let id = outcome.record.item.id
-                outcome.record = try store.write { writer in
+                outcome.record = try parts.store.write { writer in
                     if let owner = creation.owner { try writer.setOwner(owner, of: id) }
                     return try writer.setFileTimes(id: id, modified: nil, permissions: creation.permissions)
                 }
-                if let owner = creation.owner { owners.set(owner, of: id) }
+                if let owner = creation.owner { parts.owners.set(owner, of: id) }
             }
             // The name goes from the pending file to the item without a moment of finding
             // nothing or another inode: the inode takes the item's key (keeping the pending
             // one), the index learns of the item, and only then does the pending file go.
-            inodes.becameItem(inode, outcome.record.item.id)
-            view.recorded(outcome.record)
-            newItemFiles.remove(pending)
-            inodes.newFileEntryGone(inode)
+            parts.inodes.becameItem(inode, outcome.record.item.id)
+            parts.view.recorded(outcome.record)
+            parts.newItemFiles.remove(pending)
+            parts.inodes.newFileEntryGone(inode)
             return saved(outcome, by: inode, writers: unsaved.writers)
         case .plain(let path):
             // Renamed to a plain name just as it was written: the writes follow it there.
-            try plain.writeAtomically(unsaved.bytes, to: path)
-            if let carried = unsaved.carried { try plain.apply(carried, to: path) }
+            try parts.plain.writeAtomically(unsaved.bytes, to: path)
+            if let carried = unsaved.carried { try parts.plain.apply(carried, to: path) }
             return ItemBuffer.Saved(version: unsaved.baseVersion ?? 0, nextTarget: nil)
         case .status, nil:
             throw Errno.badHandle
@@ -304,19 +278,19 @@ final class SavePipeline: Sendable {
     /// An item deleted (here or elsewhere) while a program still wrote its file comes back from
     /// the trash with those writes: nothing written is lost. Returns its path.
     private func restoreForWrites(_ id: ItemID) throws -> MountPath {
-        let record = try store.restore(id: id)
-        logger.notice("\(record.path) was deleted while a program still wrote it; it is back with those writes")
+        let record = try parts.store.restore(id: id)
+        parts.logger.notice("\(record.path) was deleted while a program still wrote it; it is back with those writes")
         let path = MountPath(record.path)
-        try folders.ensure(path.parent)
-        view.restored(record)
+        try parts.folders.ensure(path.parent)
+        parts.view.restored(record)
         return path
     }
 
     /// Whether `inode` is what its item's (or plain file's) name shows now, rather than a file
     /// replaced by a rename that some program still reads.
     private func isCurrentFile(_ inode: UInt64) -> Bool {
-        guard let key = inodes.key(of: inode) else { return false }
-        return inodes.existingInode(for: key) == inode
+        guard let key = parts.inodes.key(of: inode) else { return false }
+        return parts.inodes.existingInode(for: key) == inode
     }
 
     /// Records a save of `writers`' bytes made through `inode`, and drops the kernel's pages of
@@ -326,23 +300,23 @@ final class SavePipeline: Sendable {
         let id = outcome.record.item.id
         // Saved through a file replaced meanwhile: the item's current file is kept at what it
         // shows, and the save reaches its name as another file (as a change from elsewhere does).
-        let current = inodes.existingInode(for: .item(id)).flatMap { $0 == inode ? nil : $0 }
+        let current = parts.inodes.existingInode(for: .item(id)).flatMap { $0 == inode ? nil : $0 }
         var keptCurrent = false
-        if let current, let shown = index.version(of: id) {
+        if let current, let shown = parts.index.version(of: id) {
             do {
-                keptCurrent = try view.keepShown(current, version: shown)
+                keptCurrent = try parts.view.keepShown(current, version: shown)
             } catch {
-                logger.error("could not keep the bytes inode \(current) shows: \(error)")
+                parts.logger.error("could not keep the bytes inode \(current) shows: \(error)")
             }
         }
         noteSaved(outcome.record, by: writers)
         if let aside = outcome.keptAside {
-            logger.notice("\(outcome.record.path) was saved from version \(aside.readFrom), and changed elsewhere meanwhile (version \(aside.changedTo)) in the same lines: the save wins, and the other side is kept as \(aside.copy)")
+            parts.logger.notice("\(outcome.record.path) was saved from version \(aside.readFrom), and changed elsewhere meanwhile (version \(aside.changedTo)) in the same lines: the save wins, and the other side is kept as \(aside.copy)")
         }
         if keptCurrent {
-            view.giveAnotherFile(to: id, at: MountPath(outcome.record.path))
+            parts.view.giveAnotherFile(to: id, at: MountPath(outcome.record.path))
         } else if let current {
-            kernel.invalidate(.content(Inode(current)))
+            parts.kernel.invalidate(.content(Inode(current)))
         }
         return ItemBuffer.Saved(version: outcome.record.version, nextTarget: .item(id, baseVersion: outcome.record.version))
     }
@@ -352,7 +326,7 @@ final class SavePipeline: Sendable {
     /// top of them reaches the index through the follower, like any change from elsewhere, which
     /// has the kernel drop the saved pages and tells watchers the file changed.
     func noteSaved(_ record: ItemRecord, by writers: Set<ProcessID?>) {
-        view.recorded(record)
+        parts.view.recorded(record)
         recentSaves.keep(record.item.id, version: record.version, content: record.content)
         served.saved(record.item.id, version: record.version, by: writers, startsAgain: !record.content.isEmpty)
     }
