@@ -210,7 +210,7 @@ struct LoadDevice: @unchecked Sendable {
     init(index: Int, folder: URL, cloud: any CloudBackend) throws {
         self.index = index
         store = try LibraryStore.create(at: folder)
-        try SyncEngine.link(store, to: cloud, deviceName: "device-\(index)", downloadAll: true)
+        try CloudLinking.link(store, to: cloud, deviceName: "device-\(index)", downloadAll: true)
         // SHELF_LOAD_TRACE=1: every resolution of concurrent edits on stderr (ChangeApplier's trace).
         var logger = Logger(label: "shelf.load.device-\(index)")
         if ProcessInfo.processInfo.environment["SHELF_LOAD_TRACE"] != nil { logger.logLevel = .debug }

@@ -114,24 +114,24 @@ struct SafeNameTests {
         let note = try library.store.insert(.note(Sample.note("Links", content: link)))
         let safe = try library.store.insert(.note(Sample.note("Plain")))
 
-        let planned = try library.store.write { try $0.renameToSafeNames(dryRun: true) }
+        let planned = try library.store.write { try SafeNames.rename(in: $0, dryRun: true) }
         let expected = SafeRename(from: old, to: "Books/Dune (Dune, 1) - Frank Herbert.md", rewrittenLinks: [note.path])
         #expect(planned == [expected])
         #expect(try library.store.record(id: book.item.id)?.path == old, "a dry run moves nothing")
 
-        #expect(try library.store.write { try $0.renameToSafeNames(dryRun: false) } == [expected])
+        #expect(try library.store.write { try SafeNames.rename(in: $0, dryRun: false) } == [expected])
         #expect(try library.store.record(id: book.item.id)?.path == expected.to, "the same item, at its safe name")
         let rewritten = try #require(try library.store.record(id: note.item.id))
         #expect(String(decoding: rewritten.content, as: UTF8.self).contains("[[Dune (Dune, 1) - Frank Herbert]] and [[Dune (Dune, 1) - Frank Herbert|Dune]]"))
         #expect(try library.store.record(id: safe.item.id)?.path == safe.path, "safe names stay")
-        #expect(try library.store.write { try $0.renameToSafeNames(dryRun: false) }.isEmpty, "a second run has nothing to do")
+        #expect(try library.store.write { try SafeNames.rename(in: $0, dryRun: false) }.isEmpty, "a second run has nothing to do")
     }
 
     /// A name of characters longer than a byte each moves within its own folder.
     @Test func unsafeNamesWithAccentsStayInTheirFolder() throws {
         let library = try TestLibrary()
         let note = try library.store.insert(.note(Sample.note("Café #1 – Crème")), path: "Notes/Café #1 – Crème.md")
-        let renames = try library.store.write { try $0.renameToSafeNames(dryRun: false) }
+        let renames = try library.store.write { try SafeNames.rename(in: $0, dryRun: false) }
         #expect(renames.map(\.to) == ["Notes/Café 1 – Crème.md"])
         #expect(try library.store.record(id: note.item.id)?.path == "Notes/Café 1 – Crème.md")
     }

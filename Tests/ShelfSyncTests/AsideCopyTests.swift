@@ -19,7 +19,7 @@ import TestTraits
         let now = Date()
         _ = try a.write("Notes/Plan.md", "one\na first\n", modified: now.addingTimeInterval(1))
         #expect(try a.sync().pushed == 1)
-        let firstEdit = try #require(try a.store.write { try $0.syncedCloudChange(of: id) })
+        let firstEdit = try #require(try a.store.write { try $0.ledger.syncedCloudChange(of: id) })
 
         // b's newer edit beats a's first, which b keeps aside.
         _ = try b.write("Notes/Plan.md", "one\nb once\n", modified: now.addingTimeInterval(2))
@@ -83,7 +83,7 @@ import TestTraits
         let now = Date()
         _ = try b.write("Notes/Plan.md", "one\nb first\n", modified: now.addingTimeInterval(1))
         try b.sync()
-        return (a, b, c, now, try #require(try b.store.write { try $0.syncedCloudChange(of: id) }))
+        return (a, b, c, now, try #require(try b.store.write { try $0.ledger.syncedCloudChange(of: id) }))
     }
 
     /// b's first edit loses to a's, and b's next edit (not pushed yet, newest of all) beats a's:

@@ -127,7 +127,7 @@ import TestTraits
             let folder = devices.cloudFolder(for: name)
             try FileManager.default.createDirectory(at: folder.appendingPathComponent(".stfolder"), withIntermediateDirectories: true)
             let store = try LibraryStore.create(at: devices.folder.child(name))
-            try SyncEngine.link(store, to: FolderCloud(folder: folder), deviceName: name)
+            try CloudLinking.link(store, to: FolderCloud(folder: folder), deviceName: name)
             linked.append(Device(store: store, engine: SyncEngine(store: store, cloud: FolderCloud(folder: folder))))
         }
         let (a, b) = (linked[0], linked[1])
@@ -168,7 +168,7 @@ import TestTraits
 
         let said = SaidLines()
         let linking = ProbedThread("link --join") {
-            _ = try SyncEngine.link(store, to: FolderCloud(folder: cloudB), deviceName: "b", join: true, wait: 30) { line in
+            _ = try CloudLinking.link(store, to: FolderCloud(folder: cloudB), deviceName: "b", join: true, wait: 30) { line in
                 said.lines.withLock { $0.append(line) }
             }
         }
@@ -186,7 +186,7 @@ import TestTraits
         try FileManager.default.createDirectory(at: partial.appendingPathComponent("log"), withIntermediateDirectories: true)
         let other = try LibraryStore.create(at: devices.folder.child("c"))
         #expect(throws: SyncError.cloudDidNotArrive(location: partial.path, seconds: 0)) {
-            try SyncEngine.link(other, to: FolderCloud(folder: partial), deviceName: "c", wait: 0.3)
+            try CloudLinking.link(other, to: FolderCloud(folder: partial), deviceName: "c", wait: 0.3)
         }
         #expect(try other.cloudLink() == nil)
     }

@@ -65,7 +65,7 @@ final class Devices {
         // reaches it first and it joins that one, as a file-sync tool shares one folder.
         if delayed { try FileManager.default.createDirectory(at: cloudFolder(for: name), withIntermediateDirectories: true) }
         try deliver()
-        try SyncEngine.link(store, to: try cloud(for: name), deviceName: name, cacheLimit: cacheLimit)
+        try CloudLinking.link(store, to: try cloud(for: name), deviceName: name, cacheLimit: cacheLimit)
         try deliver()
         // SHELF_SYNC_TRACE=1: every resolution and conflict on stderr (ChangeApplier's trace).
         var logger = Logger(label: "shelf.sync.\(name)")

@@ -34,7 +34,7 @@ import TestTraits
         stranger.rootCertificate = server.certificates.otherAuthority.path
         let store = try LibraryStore.create(at: devices.folder.child("stranger"))
         let error = try #require(throws: (any Error).self) {
-            try SyncEngine.link(store, to: try stranger.cloud(environment: ["PGPASSWORD": verified.password]), deviceName: "stranger")
+            try CloudLinking.link(store, to: try stranger.cloud(environment: ["PGPASSWORD": verified.password]), deviceName: "stranger")
         }
         #expect("\(error)".lowercased().contains("certificate"), "\(error)")
         #expect(try store.cloudLink() == nil)
@@ -65,7 +65,7 @@ import TestTraits
         for (index, attempt) in cases.enumerated() {
             let store = try LibraryStore.create(at: folder.child("library-\(index)"))
             let error = try #require(throws: (any Error).self) {
-                try SyncEngine.link(store, to: try PostgresAddress(attempt.address).cloud(environment: attempt.environment),
+                try CloudLinking.link(store, to: try PostgresAddress(attempt.address).cloud(environment: attempt.environment),
                                     deviceName: "d")
             }
             #expect("\(error)".contains(attempt.says), "\(attempt.address): \(error)")

@@ -393,7 +393,7 @@ import TestTraits
                                                  basedOn: nil, modified: Date()) }
         _ = try a.write("Notes/Plan.md", "a's plan\n")
         try a.sync()
-        try SyncEngine.link(joining, to: try devices.cloud(for: "b"), deviceName: "b")
+        try CloudLinking.link(joining, to: try devices.cloud(for: "b"), deviceName: "b")
         let b = Device(store: joining, engine: SyncEngine(store: joining, cloud: try devices.cloud(for: "b")))
         try devices.settle(b, a)
         for device in [a, b] {
@@ -443,7 +443,7 @@ import TestTraits
         try FileManager.default.createDirectory(at: occupied, withIntermediateDirectories: true)
         try Data("mine".utf8).write(to: occupied.appendingPathComponent("taxes.pdf"))
         #expect(throws: CloudError.notACloud(location: occupied.path)) {
-            try SyncEngine.link(store, to: FolderCloud(folder: occupied), deviceName: "a")
+            try CloudLinking.link(store, to: FolderCloud(folder: occupied), deviceName: "a")
         }
         #expect(try store.cloudLink() == nil)
 
@@ -451,10 +451,10 @@ import TestTraits
         let fresh = folder.child("fresh")
         try FileManager.default.createDirectory(at: fresh.appendingPathComponent(".stfolder"), withIntermediateDirectories: true)
         try Data().write(to: fresh.appendingPathComponent("desktop.ini"))
-        try SyncEngine.link(store, to: FolderCloud(folder: fresh), deviceName: "a")
+        try CloudLinking.link(store, to: FolderCloud(folder: fresh), deviceName: "a")
         #expect(try FolderCloud(folder: fresh).identity().format == CloudIdentity.currentFormat)
         #expect(throws: SyncError.alreadyLinked(location: fresh.path)) {
-            try SyncEngine.link(store, to: FolderCloud(folder: fresh), deviceName: "a")
+            try CloudLinking.link(store, to: FolderCloud(folder: fresh), deviceName: "a")
         }
     }
 

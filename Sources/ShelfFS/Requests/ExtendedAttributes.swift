@@ -79,7 +79,7 @@ struct ExtendedAttributes: Sendable {
     /// `setfattr -n user.shelf.pin -v 1` keeps an item downloaded (and starts its download);
     /// `-v 0` or removing the attribute lets the cache budget evict it again.
     private func setPinned(_ pinned: Bool, _ id: ItemID) throws {
-        try parts.store.write { try $0.setPinned(pinned, id) }
+        try parts.store.write { try $0.placeholders.setPinned(pinned, id) }
         if pinned, parts.index.summary(id: id)?.isPlaceholder == true {
             parts.downloads.whenDownloaded(id) { [logger = parts.logger] error in
                 if let error { logger.warning("cannot download pinned item \(id): \(error)") }

@@ -45,7 +45,11 @@ public struct DownloadState: Hashable, Sendable {
     }
 }
 
-extension StoreWriter {
+/// Placeholders in a transaction: items whose bytes are still in the cloud, their download
+/// state and pins. A transaction reaches them as `writer.placeholders`.
+public struct PlaceholderWriter {
+    let writer: StoreWriter
+
     /// Makes item `id` a placeholder at `placeholder.path` (which the caller has checked is
     /// free): its record is a stand-in with the title until the bytes arrive, its file shows
     /// nothing yet but `stat` the true size. Bytes it had are kept in its history unless
@@ -57,31 +61,31 @@ extension StoreWriter {
                                                     : .note(Note(title: placeholder.title))
         stand.id = placeholder.id
         let wasLive: Bool
-        if let stored = try queries.stored(id: placeholder.id) {
+        if let stored = try writer.queries.stored(id: placeholder.id) {
             wasLive = stored.isLive
-            if try !evicting && downloadState(of: placeholder.id) == nil { try keepInHistory(stored.record) }
-            try db.cachedStatement(sql: """
+            if try !evicting && downloadState(of: placeholder.id) == nil { try writer.keepInHistory(stored.record) }
+            try writer.db.cachedStatement(sql: """
                 UPDATE item SET kind = ?, title = ?, path = ?, version = version + 1, modified = ?, record = ?,
                                 content = X'', size = ?, draft_diagnostics = NULL, favorite = 0, source_id = NULL,
                                 trashed_at = NULL, trash_reason = NULL, permissions = ?
                 WHERE serial = ?
                 """).execute(arguments: [
                     placeholder.kind.rawValue, placeholder.title, placeholder.path, placeholder.modified.storedSeconds,
-                    try coding.encode(stand), placeholder.size, placeholder.permissions, stored.serial,
+                    try writer.coding.encode(stand), placeholder.size, placeholder.permissions, stored.serial,
                 ])
-            try SearchIndex.reindex(stand, serial: stored.serial, in: db)
+            try SearchIndex.reindex(stand, serial: stored.serial, in: writer.db)
         } else {
             wasLive = false
-            try insertRow(ItemRecord(item: stand, version: 1, path: placeholder.path, modified: placeholder.modified,
+            try writer.insertRow(ItemRecord(item: stand, version: 1, path: placeholder.path, modified: placeholder.modified,
                                      content: Data(), draftDiagnostics: nil, permissions: placeholder.permissions))
-            try db.cachedStatement(sql: "UPDATE item SET size = ?, permissions = ? WHERE id = ?")
+            try writer.db.cachedStatement(sql: "UPDATE item SET size = ?, permissions = ? WHERE id = ?")
                 .execute(arguments: [placeholder.size, placeholder.permissions, placeholder.id.rawValue])
         }
-        if let version = try queries.storedRow(id: placeholder.id)?.version { try noteOrigin(of: placeholder.id, version: version) }
-        try db.cachedStatement(sql: "INSERT OR REPLACE INTO item_download (item_id, hash, error) VALUES (?, ?, NULL)")
+        if let version = try writer.queries.storedRow(id: placeholder.id)?.version { try writer.noteOrigin(of: placeholder.id, version: version) }
+        try writer.db.cachedStatement(sql: "INSERT OR REPLACE INTO item_download (item_id, hash, error) VALUES (?, ?, NULL)")
             .execute(arguments: [placeholder.id.rawValue, placeholder.hash])
-        try ChangeFeed.append(wasLive ? .updated : .added, id: placeholder.id, path: placeholder.path, in: db)
-        guard let record = try queries.liveRecord(id: placeholder.id) else { throw StoreError.itemNotFound(placeholder.id) }
+        try ChangeFeed.append(wasLive ? .updated : .added, id: placeholder.id, path: placeholder.path, in: writer.db)
+        guard let record = try writer.queries.liveRecord(id: placeholder.id) else { throw StoreError.itemNotFound(placeholder.id) }
         return record
     }
 
@@ -90,33 +94,37 @@ extension StoreWriter {
     /// no trace in the history.
     @discardableResult
     public func fillPlaceholder(_ id: ItemID, with bytes: Data) throws -> ItemRecord {
-        guard try downloadState(of: id) != nil, let stored = try queries.storedRow(id: id), stored.isLive,
+        guard try downloadState(of: id) != nil, let stored = try writer.queries.storedRow(id: id), stored.isLive,
               let kind = ItemKind(rawValue: stored.kind) else { throw StoreError.itemNotFound(id) }
-        return try withoutHistory {
-            try saveFile(bytes, of: id, kind: kind, at: stored.path, basedOn: nil, modified: stored.modified)
+        return try writer.withoutHistory {
+            try writer.saveFile(bytes, of: id, kind: kind, at: stored.path, basedOn: nil, modified: stored.modified)
         }
     }
 
     /// Where item `id`'s bytes are: nil when they are on this device.
-    public func downloadState(of id: ItemID) throws -> DownloadState? { try DownloadState.of(id, in: db) }
+    public func downloadState(of id: ItemID) throws -> DownloadState? { try DownloadState.of(id, in: writer.db) }
 
     /// Records why downloading item `id` failed (nil: clears it).
     public func setDownloadError(_ error: String?, of id: ItemID) throws {
-        try db.cachedStatement(sql: "UPDATE item_download SET error = ? WHERE item_id = ?")
+        try writer.db.cachedStatement(sql: "UPDATE item_download SET error = ? WHERE item_id = ?")
             .execute(arguments: [error, id.rawValue])
     }
 
     public func setPinned(_ pinned: Bool, _ id: ItemID) throws {
-        try db.cachedStatement(sql: pinned ? "INSERT OR IGNORE INTO item_pin (item_id) VALUES (?)"
+        try writer.db.cachedStatement(sql: pinned ? "INSERT OR IGNORE INTO item_pin (item_id) VALUES (?)"
                                            : "DELETE FROM item_pin WHERE item_id = ?").execute(arguments: [id.rawValue])
     }
 
-    public func isPinned(_ id: ItemID) throws -> Bool { try DownloadState.isPinned(id, in: db) }
+    public func isPinned(_ id: ItemID) throws -> Bool { try DownloadState.isPinned(id, in: writer.db) }
 
     /// The byte count `stat` shows for item `id` (a placeholder's true size).
     public func fileSize(of id: ItemID) throws -> Int? {
-        try Int.fetchOne(db.cachedStatement(sql: "SELECT size FROM item WHERE id = ?"), arguments: [id.rawValue])
+        try Int.fetchOne(writer.db.cachedStatement(sql: "SELECT size FROM item WHERE id = ?"), arguments: [id.rawValue])
     }
+}
+
+extension StoreWriter {
+    public var placeholders: PlaceholderWriter { PlaceholderWriter(writer: self) }
 }
 
 extension LibraryStore {

@@ -2,7 +2,7 @@ import Foundation
 import ShelfMarkdown
 import ShelfModel
 
-/// One item moved to a name that is a valid Obsidian link target (``StoreWriter/renameToSafeNames(dryRun:)``).
+/// One item moved to a name that is a valid Obsidian link target (``SafeNames/rename(in:dryRun:)``).
 public struct SafeRename: Hashable, Sendable {
     public var from: String
     public var to: String
@@ -10,15 +10,16 @@ public struct SafeRename: Hashable, Sendable {
     public var rewrittenLinks: [String]
 }
 
-extension StoreWriter {
+/// `shelf rename --safe-names`: the file names that break links, renamed in one transaction.
+public enum SafeNames {
     /// Moves every live item whose file name holds a character that breaks Obsidian links or
     /// other systems' names (`# ^ [ ] |`, `\ : * ? " < >`) to the name new items get
     /// (``FileNaming/safeName(of:)``, numbered if taken), and rewrites `[[Old name]]` links
     /// (also `[[Old name|…]]`, `[[Old name#…]]`) in every item to the new name. Only on request:
     /// a path never moves by surprise. `dryRun`: says what it would do and changes nothing.
-    public func renameToSafeNames(dryRun: Bool) throws -> [SafeRename] {
+    public static func rename(in writer: StoreWriter, dryRun: Bool) throws -> [SafeRename] {
         var files: [(path: String, content: Data)] = []
-        try queries.forEachLiveFile { files.append(($0, $1)) }
+        try writer.queries.forEachLiveFile { files.append(($0, $1)) }
         var taken = Set(files.map(\.path))
         var renames: [SafeRename] = []
         for (path, _) in files {
@@ -50,12 +51,12 @@ extension StoreWriter {
         }
         guard !dryRun else { return renames }
         for (path, content) in rewritten.sorted(by: { $0.key < $1.key }) {
-            guard let record = try record(atPath: path) else { continue }
-            _ = try saveFile(content, of: record.item.id, kind: record.item.kind, at: path, basedOn: record.version, modified: Date())
+            guard let record = try writer.record(atPath: path) else { continue }
+            _ = try writer.saveFile(content, of: record.item.id, kind: record.item.kind, at: path, basedOn: record.version, modified: Date())
         }
         for rename in renames {
-            guard let record = try record(atPath: rename.from) else { continue }
-            _ = try move(id: record.item.id, to: rename.to)
+            guard let record = try writer.record(atPath: rename.from) else { continue }
+            _ = try writer.move(id: record.item.id, to: rename.to)
         }
         return renames
     }

@@ -54,8 +54,10 @@ public struct CloudLinkState: Hashable, Sendable {
 /// What sync keeps in the library: the link, the cloud changes this device has seen (by id,
 /// encoded by the sync engine), and per item the change its current state descends from.
 /// The store gives these tables a home and a transaction shared with the items; their
-/// meaning is the sync engine's.
-enum SyncLedger {
+/// meaning is the sync engine's. A transaction reaches them as `writer.ledger`.
+public struct SyncLedger {
+    let db: Database
+
     static func link(in db: Database) throws -> CloudLinkState? {
         try Row.fetchOne(db.cachedStatement(sql: """
             SELECT location, cloud, device, device_name, cursor, next_batch, pushed_sequence, linked, last_sync,
@@ -93,12 +95,12 @@ enum SyncLedger {
             DELETE FROM item_pin; DELETE FROM plain_sync;
             """)
     }
-}
 
-extension StoreWriter {
-    public func cloudLink() throws -> CloudLinkState? { try SyncLedger.link(in: db) }
-    public func setCloudLink(_ link: CloudLinkState) throws { try SyncLedger.setLink(link, in: db) }
-    public func removeCloudLink() throws { try SyncLedger.removeLink(in: db) }
+    // MARK: In a transaction
+
+    public func cloudLink() throws -> CloudLinkState? { try Self.link(in: db) }
+    public func setCloudLink(_ link: CloudLinkState) throws { try Self.setLink(link, in: db) }
+    public func removeCloudLink() throws { try Self.removeLink(in: db) }
 
     /// A cloud change seen before, as the sync engine encoded it.
     public func knownChange(_ id: String) throws -> Data? {
@@ -180,13 +182,18 @@ extension StoreWriter {
         try Bool.fetchOne(db.cachedStatement(sql: "SELECT 1 FROM sync_deferred WHERE item_id = ? LIMIT 1"),
                           arguments: [id.rawValue]) != nil
     }
+}
+
+extension StoreWriter {
+    /// Sync's tables, in this transaction.
+    public var ledger: SyncLedger { SyncLedger(db: db) }
 
     /// Item `id` as stored, live or in the trash (`isTrashed`), with its extended attributes
     /// and, for a placeholder, its bytes' hash and size.
     public func storedItem(id: ItemID) throws -> (record: ItemRecord, isTrashed: Bool, attributes: [String: Data],
                                                   placeholder: (hash: String, size: Int)?)? {
         guard let stored = try queries.stored(id: id) else { return nil }
-        let placeholder = try downloadState(of: id).map { ($0.hash, try fileSize(of: id) ?? 0) }
+        let placeholder = try placeholders.downloadState(of: id).map { ($0.hash, try placeholders.fileSize(of: id) ?? 0) }
         return (stored.record, !stored.isLive, try queries.extendedAttributes(id: id), placeholder)
     }
 

@@ -47,7 +47,7 @@ public enum CloudInputRules {
         for (index, change) in batch.changes.enumerated() {
             try within("change \(index)") {
                 try require(change.device == batch.device, "it claims to come from device \(quoted(change.device))")
-                try require(change.id.hasPrefix("\(batch.device)-\(batch.number)-") && SyncEngine.pushedBatch(of: change.id) != nil,
+                try require(change.id.hasPrefix("\(batch.device)-\(batch.number)-") && CloudChange.pushedBatch(of: change.id) != nil,
                             "its id \(quoted(change.id)) is not one of this batch's")
                 try check(change)
             }
@@ -136,7 +136,7 @@ public enum CloudInputRules {
     /// A pushed change's id (`<device>-<batch>-<index>`), or a merge's (such ids joined by `~`).
     static func isChangeID(_ id: String) -> Bool {
         id.split(separator: "~", omittingEmptySubsequences: false).allSatisfy { part in
-            guard let (device, _) = SyncEngine.pushedBatch(of: String(part)) else { return false }
+            guard let (device, _) = CloudChange.pushedBatch(of: String(part)) else { return false }
             return isDeviceID(device)
         }
     }

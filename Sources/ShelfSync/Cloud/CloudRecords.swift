@@ -173,7 +173,7 @@ public struct CloudSnapshot: Codable, Hashable, Sendable {
     public var cursor: CloudCursor
     public var changes: [CloudChange]
     /// The changes before `changes` that the snapshotting device knew, the nearest
-    /// ``SyncEngine/snapshotHistory`` behind each: an edit pushed later on top of one of them
+    /// ``CloudMaintenance/snapshotHistory`` behind each: an edit pushed later on top of one of them
     /// merges on a device that started here as on every other. Nil in snapshots of a Shelf that
     /// did not keep them.
     public var history: [CloudChange]?

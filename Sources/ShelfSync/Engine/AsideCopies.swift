@@ -25,7 +25,7 @@ extension ChangeApplier {
     /// loses too. An edit made on top of another device's is no continuation: it may have beaten
     /// it (a rebase of edits made here), and that copy stays.
     func retireCopy(continuedBy change: CloudChange) throws {
-        guard !change.id.contains("~"), let baseID = change.base, let base = try writer.cloudChange(baseID) else { return }
+        guard !change.id.contains("~"), let baseID = change.base, let base = try writer.ledger.cloudChange(baseID) else { return }
         try retireCopy(of: base, continuedOn: change.device)
     }
 
@@ -68,7 +68,7 @@ extension ChangeApplier {
     static func author(of change: CloudChange, knownBy writer: StoreWriter) throws -> CloudChange {
         guard change.id.contains("~") else { return change }
         for id in CloudChange.edits(in: change.id).reversed() {
-            if let head = try writer.cloudChange(id), head.hash == change.hash { return head }
+            if let head = try writer.ledger.cloudChange(id), head.hash == change.hash { return head }
         }
         return change
     }
@@ -102,14 +102,14 @@ extension SyncEngine: SaveConflicts {
     /// that never reached the cloud (an autosave that lost before it was sent) were made from
     /// the version before them here, and so on back. Nothing found leaves the base as it is.
     public func saveWon(_ id: ItemID, madeFrom version: Int64, with writer: StoreWriter) throws {
-        guard let synced = try writer.syncedChange(of: id) else { return }
+        guard let synced = try writer.ledger.syncedChange(of: id) else { return }
         var changeHolding: [ContentHash: CloudChange] = [:]
         var pending = [synced]
         var seen = Set<ChangeID>()
         while let next = pending.popLast(), seen.count < Self.saveBaseSearch {
             guard seen.insert(next).inserted else { continue }
             // A merge another device derived is known here by the edits it names.
-            guard let change = try writer.cloudChange(next) else {
+            guard let change = try writer.ledger.cloudChange(next) else {
                 pending.insert(contentsOf: next.contains("~") ? CloudChange.edits(in: next) : [], at: 0)
                 continue
             }
@@ -119,7 +119,7 @@ extension SyncEngine: SaveConflicts {
         for earlier in stride(from: version, to: max(0, version - Int64(Self.localVersionSearch)), by: -1) {
             guard let bytes = try writer.file(id: id, version: earlier) else { continue }
             guard let change = changeHolding[ContentHash(of: bytes)] else { continue }
-            if change.id != synced { try writer.setSyncedChange(ChangeApplier.author(of: change, knownBy: writer).id, of: id) }
+            if change.id != synced { try writer.ledger.setSyncedChange(ChangeApplier.author(of: change, knownBy: writer).id, of: id) }
             return
         }
     }
@@ -131,8 +131,8 @@ extension SyncEngine: SaveConflicts {
     /// this device. Nil when not linked. Reads only the store and the device names already
     /// known: it runs inside the save's transaction.
     public func asideCopy(ofCurrentStateOf id: ItemID, with writer: StoreWriter) throws -> AsideCopy? {
-        guard let link = try writer.cloudLink(), let local = try ItemState.stored(id, in: writer) else { return nil }
-        if let synced = try writer.syncedCloudChange(of: id) {
+        guard let link = try writer.ledger.cloudLink(), let local = try ItemState.stored(id, in: writer) else { return nil }
+        if let synced = try writer.ledger.syncedCloudChange(of: id) {
             let author = try ChangeApplier.author(of: synced, knownBy: writer)
             if author.hash == local.state.hash {
                 let copyID = ChangeApplier.asideID(of: author)

@@ -61,12 +61,12 @@ struct ChangeApplier {
     }
 
     func apply(_ change: CloudChange) throws {
-        guard try writer.knownChange(change.id) == nil else { return }
+        guard try writer.ledger.knownChange(change.id) == nil else { return }
         try history.remember(change)
         try retireCopy(continuedBy: change)
         let id = change.itemID
         let local = try ItemState.stored(id, in: writer)
-        let synced = try writer.syncedCloudChange(of: id)
+        let synced = try writer.ledger.syncedCloudChange(of: id)
         var incoming = change
         // The usual case, a change made on top of this device's, is told at its first link;
         // only a change that is not walks this device's history for it.
@@ -83,7 +83,7 @@ struct ChangeApplier {
         } else {
             try take(incoming.state, title: incoming.title, of: id, claim: incoming)
         }
-        if isOnTopOfIncoming { try writer.setSyncedChange(incoming.id, of: id) }
+        if isOnTopOfIncoming { try writer.ledger.setSyncedChange(incoming.id, of: id) }
     }
 
     /// Whether `change` is a derived merge whose bytes or metadata none of its heads had: a
@@ -288,10 +288,10 @@ struct ChangeApplier {
             if let bytes, isDownloadedHere || !isLive {
                 _ = try writer.saveFile(bytes, of: id, kind: kind, at: path, basedOn: nil, modified: state.modified)
             } else {
-                try writer.savePlaceholder(Placeholder(id: id, kind: kind, path: path, title: title, size: state.size,
+                try writer.placeholders.savePlaceholder(Placeholder(id: id, kind: kind, path: path, title: title, size: state.size,
                                                        hash: state.hash.rawValue, modified: state.modified,
                                                        permissions: state.permissions))
-                if let bytes { try writer.fillPlaceholder(id, with: bytes) }
+                if let bytes { try writer.placeholders.fillPlaceholder(id, with: bytes) }
             }
         }
         try writer.replaceExtendedAttributes(id: id, with: state.attributes)
@@ -304,7 +304,7 @@ struct ChangeApplier {
     /// own change's time and device — the same on every device, so each reaches the same names.
     private func placeAtFreePath(_ path: String, claimedBy claim: CloudChange) throws -> String {
         guard let holder = try writer.record(atPath: path), holder.item.id != claim.itemID else { return path }
-        let held = try writer.syncedCloudChange(of: holder.item.id)
+        let held = try writer.ledger.syncedCloudChange(of: holder.item.id)
         let (aside, time, device) = if let held, !claim.isNewer(than: held) {
             (claim.itemID, claim.time, claim.device)
         } else {

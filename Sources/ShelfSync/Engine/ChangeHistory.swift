@@ -17,14 +17,14 @@ final class ChangeHistory {
     /// The change `id`, if this device knows it.
     func known(_ id: ChangeID) throws -> CloudChange? {
         if let change = decoded[id] { return change }
-        let change = try writer.cloudChange(id)
+        let change = try writer.ledger.cloudChange(id)
         if let change { decoded[id] = change }
         return change
     }
 
     /// Keeps `change` in the ledger: known from now on.
     func remember(_ change: CloudChange) throws {
-        try writer.remember(change)
+        try writer.ledger.remember(change)
         decoded[change.id] = change
     }
 
@@ -99,7 +99,7 @@ final class ChangeHistory {
     /// and kept in the ledger.
     private func generation(of id: ChangeID) throws -> Int {
         if let known = generations[id] { return known }
-        if let stored = try writer.changeGeneration(id) {
+        if let stored = try writer.ledger.changeGeneration(id) {
             generations[id] = stored
             return stored
         }
@@ -117,7 +117,7 @@ final class ChangeHistory {
             var deepest = 0
             var unknown: [ChangeID] = []
             for parent in parents {
-                if let generation = try computed[parent] ?? writer.changeGeneration(parent) {
+                if let generation = try computed[parent] ?? writer.ledger.changeGeneration(parent) {
                     deepest = max(deepest, generation)
                 } else {
                     unknown.append(parent)
@@ -128,7 +128,7 @@ final class ChangeHistory {
                 continue
             }
             computed[next] = deepest + 1
-            try writer.setChangeGeneration(next, deepest + 1)
+            try writer.ledger.setChangeGeneration(next, deepest + 1)
         }
         return computed[id] ?? 0
     }

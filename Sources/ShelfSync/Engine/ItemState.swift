@@ -78,8 +78,9 @@ extension CloudChange {
     }
 }
 
-extension StoreWriter {
-    /// A cloud change this device has seen (or derived), from the sync ledger.
+/// The sync ledger's changes as the engine's ``CloudChange``s.
+extension SyncLedger {
+    /// A cloud change this device has seen (or derived).
     func cloudChange(_ id: ChangeID) throws -> CloudChange? {
         try knownChange(id).map { try CloudCoding.decoder.decode(CloudChange.self, from: $0) }
     }

@@ -50,7 +50,7 @@ struct PlainFileSync {
                content: (ContentHash) throws -> Data?, deviceName: (DeviceID) -> String) throws -> DiskEffect {
         // What stays on each device (a device whose rules were older may have sent it) stays out.
         guard !ignore.excludes(change.path) else { return .none }
-        let synced = try writer.plainFileChange(of: change.path).map { try CloudCoding.decoder.decode(CloudChange.self, from: $0) }
+        let synced = try writer.ledger.plainFileChange(of: change.path).map { try CloudCoding.decoder.decode(CloudChange.self, from: $0) }
         guard synced?.id != change.id else { return .none }
         func bytes(_ change: CloudChange) throws -> Data? {
             guard change.kind == Self.fileKind, change.operation == .put else { return nil }
@@ -73,7 +73,7 @@ struct PlainFileSync {
                 try keepCopy(loser.state, time: loser.time, device: loser.device, bytes: try bytes(loser))
             }
         }
-        try writer.setPlainFileChange(try CloudCoding.encoder.encode(winner), of: change.path)
+        try writer.ledger.setPlainFileChange(try CloudCoding.encoder.encode(winner), of: change.path)
         let local = state(of: change.path, known: synced)
         let changedHere = local.map { !$0.matches(synced?.state) } ?? (synced?.operation == .put)
         guard changedHere, let local else {

@@ -26,7 +26,7 @@ extension SyncEngine {
             }
             return FetchedContent(id: id, hash: state.hash, bytes: bytes)
         } catch {
-            try? store.write { try $0.setDownloadError("\(error)", of: id) }
+            try? store.write { try $0.placeholders.setDownloadError("\(error)", of: id) }
             throw error
         }
     }
@@ -38,9 +38,9 @@ extension SyncEngine {
     public func fill(_ fetched: [FetchedContent]) throws -> [ItemRecord] {
         let records = try store.write { writer in
             try fetched.compactMap { content -> ItemRecord? in
-                guard try writer.downloadState(of: content.id)?.hash == content.hash else { return nil }
+                guard try writer.placeholders.downloadState(of: content.id)?.hash == content.hash else { return nil }
                 do {
-                    return try writer.fillPlaceholder(content.id, with: content.bytes)
+                    return try writer.placeholders.fillPlaceholder(content.id, with: content.bytes)
                 } catch let refused as StoreError {
                     // Refused before it changed anything: the others still go in.
                     logger.warning("downloaded bytes of \(content.id) were not put in place: \(refused)")
@@ -62,8 +62,8 @@ extension SyncEngine {
                 throw StoreError.itemNotFound(id)
             }
             guard local.content != nil else { return nil }  // not here already
-            if try writer.isPinned(id) { throw EvictError.pinned }
-            if try local.state.needsPush(since: writer.syncedCloudChange(of: id)) { throw EvictError.notUploaded }
+            if try writer.placeholders.isPinned(id) { throw EvictError.pinned }
+            if try local.state.needsPush(since: writer.ledger.syncedCloudChange(of: id)) { throw EvictError.notUploaded }
             return (local.state, local.title)
         }
         guard let (state, title) = candidate else { return }
@@ -73,7 +73,7 @@ extension SyncEngine {
             // Changed meanwhile: nothing is evicted.
             guard let now = try ItemState.stored(id, in: writer), now.state.matches(state), now.content != nil,
                   let kind = ItemKind(rawValue: state.kind) else { throw EvictError.busy }
-            try writer.savePlaceholder(Placeholder(id: id, kind: kind, path: state.path, title: title, size: state.size,
+            try writer.placeholders.savePlaceholder(Placeholder(id: id, kind: kind, path: state.path, title: title, size: state.size,
                                                    hash: state.hash.rawValue, modified: state.modified,
                                                    permissions: state.permissions), evicting: true)
         }
@@ -81,7 +81,7 @@ extension SyncEngine {
 
     /// Keeps `pinned` items downloaded whatever the cache budget (and downloads them now).
     public func pin(_ id: ItemID, _ pinned: Bool = true) throws {
-        try store.write { try $0.setPinned(pinned, id) }
+        try store.write { try $0.placeholders.setPinned(pinned, id) }
         if pinned { try download(id) }
     }
 

@@ -47,7 +47,7 @@ struct CloudCommand: ParsableCommand {
                 throw CLIError("the library is mounted at \(mountpoint); unmount it (`shelf unmount \(mountpoint)`), link, then mount it again to sync while mounted.")
             }
             let cloud = try CloudLocation.backend(location)
-            let link = try SyncEngine.link(store, to: cloud, deviceName: device, downloadAll: download == .all,
+            let link = try CloudLinking.link(store, to: cloud, deviceName: device, downloadAll: download == .all,
                                            cacheLimit: cacheLimit?.bytes, join: join, wait: wait) { progress in
                 FileHandle.standardError.write(Data((progress + "\n").utf8))
             }
@@ -69,7 +69,7 @@ struct CloudCommand: ParsableCommand {
             } catch {
                 throw CLIError("not unlinked: items not downloaded yet would have nowhere to come from. \(error)")
             }
-            try SyncEngine.unlink(store)
+            try CloudLinking.unlink(store)
             print("Unlinked from the cloud at \(location ?? "?"); the library keeps every item.")
         }
     }

@@ -26,7 +26,7 @@ struct RenameCommand: ParsableCommand {
             throw CLIError("say what to rename: `shelf rename --safe-names` (add --dry-run to see the moves first)")
         }
         let store = try library.open()
-        let renames = try store.write { try $0.renameToSafeNames(dryRun: dryRun) }
+        let renames = try store.write { try SafeNames.rename(in: $0, dryRun: dryRun) }
         for rename in renames {
             let links = rename.rewrittenLinks.isEmpty ? "" : " (links rewritten in \(rename.rewrittenLinks.joined(separator: ", ")))"
             print("\(rename.from) → \(rename.to)\(links)")
