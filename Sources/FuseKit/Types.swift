@@ -403,10 +403,4 @@ public struct ConnectionInfo: Sendable {
     public var wanted: Capabilities
     /// Largest single write the kernel will send, in bytes.
     public var maximumWrite: UInt32
-
-    public init(capable: Capabilities, wanted: Capabilities, maximumWrite: UInt32) {
-        self.capable = capable
-        self.wanted = wanted
-        self.maximumWrite = maximumWrite
-    }
 }

@@ -116,8 +116,8 @@ struct BookRowDecoder {
             : DerivedSourceID.forBook(title: book.title, author: book.author)
         // Goodreads lists the exclusive shelf (`to-read`, `currently-reading`) among the
         // shelves too; it is the status, and as a tag it would outlive the next status change.
-        if book.status != nil { book.tags.removeAll { CellValues.status($0) != nil } }
-        book.properties = columns.indices
+        if book.reading.status != nil { book.reading.tags.removeAll { CellValues.status($0) != nil } }
+        book.reading.properties = columns.indices
             .filter { !consumed.contains($0) && !CellValues.isBlank(cell($0)) }
             .map { Property(key: columns[$0].propertyKey, value: CellValues.propertyValue(cell($0))) }
         return .success(book)
@@ -142,13 +142,13 @@ extension CatalogueRow {
             self.isbn = isbn
         case .status:
             guard let status = CellValues.status(trimmed) else { return false }
-            self.status = status
-        case .currentPage: currentPage = try CellValues.pageCount(trimmed)
-        case .totalPages: totalPages = try CellValues.pageCount(trimmed)
-        case .rating: rating = try CellValues.rating(trimmed)
-        case .dateAdded: dateAdded = try CellValues.date(trimmed, end: false)
-        case .dateFinished: dateFinished = try CellValues.date(trimmed, end: true)
-        case .tags: tags += CellValues.tags(trimmed).filter { !tags.contains($0) }
+            reading.status = status
+        case .currentPage: reading.currentPage = try CellValues.pageCount(trimmed)
+        case .totalPages: reading.totalPages = try CellValues.pageCount(trimmed)
+        case .rating: reading.rating = try CellValues.rating(trimmed)
+        case .dateAdded: reading.dateAdded = try CellValues.date(trimmed, end: false)
+        case .dateFinished: reading.dateFinished = try CellValues.date(trimmed, end: true)
+        case .tags: reading.tags += CellValues.tags(trimmed).filter { !reading.tags.contains($0) }
         }
         return true
     }

@@ -17,15 +17,8 @@ struct CatalogueRow: BookFromSource, Hashable {
     var title: String
     var author: String?
     var isbn: String?
-    var status: ReadingStatus?
-    var currentPage: Int?
-    var totalPages: Int?
-    var rating: Double?
-    var dateAdded: CalendarDate?
-    var dateFinished: CalendarDate?
-    var tags: [String] = []
-    /// Columns with no field of their own, as frontmatter properties in column order.
-    var properties: [Property] = []
+    /// Its properties are the columns with no field of their own, in column order.
+    var reading = ImportedReading()
 
     /// Rows with ids of their own (Goodreads) find their books by that id, else by ISBN (a
     /// book a highlight import made first), never by title: two books of one name in a
@@ -47,25 +40,38 @@ struct CatalogueRow: BookFromSource, Hashable {
         book.sourceID = book.sourceID ?? sourceID
         if let author { book.author = author }
         if let isbn { book.isbn = isbn }
-        if let dateAdded { book.dateAdded = dateAdded }
-        if let dateFinished { book.dateFinished = dateFinished }
-        book.takeReading(status: status, currentPage: currentPage, totalPages: totalPages, rating: rating,
-                         tags: tags, properties: properties)
+        book.takeReading(reading)
         return (book, nil)
     }
 }
 
+/// What an import says about reading a book. A catalogue row and a reading app's book both
+/// carry it, and both hand it to the library's copy alike (``Book/takeReading(_:)``).
+struct ImportedReading: Hashable, Sendable {
+    var status: ReadingStatus?
+    var currentPage: Int?
+    var totalPages: Int?
+    /// 0.5 to 5.
+    var rating: Double?
+    var dateAdded: CalendarDate?
+    var dateFinished: CalendarDate?
+    var tags: [String] = []
+    /// What the source says that has no field of its own, as frontmatter properties.
+    var properties: [Property] = []
+}
+
 extension Book {
-    /// What an import says about reading the book: each value it has replaces the book's,
-    /// tags are added to the book's (the user may have tagged it in Shelf), properties set.
-    mutating func takeReading(status: ReadingStatus?, currentPage: Int?, totalPages: Int?, rating: Double?,
-                              tags: [String], properties: [Property]) {
-        if let status { self.status = status }
-        if let currentPage { self.currentPage = currentPage }
-        if let totalPages { self.totalPages = totalPages }
-        if let rating { self.rating = rating }
-        self.tags += tags.filter { !self.tags.contains($0) }
-        setProperties(properties)
+    /// Each value `reading` has replaces the book's, its tags are added to the book's (the
+    /// user may have tagged it in Shelf), its properties set.
+    mutating func takeReading(_ reading: ImportedReading) {
+        if let status = reading.status { self.status = status }
+        if let currentPage = reading.currentPage { self.currentPage = currentPage }
+        if let totalPages = reading.totalPages { self.totalPages = totalPages }
+        if let rating = reading.rating { self.rating = rating }
+        if let dateAdded = reading.dateAdded { self.dateAdded = dateAdded }
+        if let dateFinished = reading.dateFinished { self.dateFinished = dateFinished }
+        tags += reading.tags.filter { !tags.contains($0) }
+        setProperties(reading.properties)
     }
 
     /// Sets each of `properties` in place, or appends it; other properties stay.

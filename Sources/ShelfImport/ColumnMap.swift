@@ -25,11 +25,6 @@ public struct ColumnAssignment: Hashable, Sendable {
     /// The column name as written by the user or the format (matched ignoring case and spaces).
     public var column: String
     public var target: ColumnTarget
-
-    public init(column: String, target: ColumnTarget) {
-        self.column = column
-        self.target = target
-    }
 }
 
 /// Column → target assignments, from `--map COLUMN=field` arguments or a format's defaults.

@@ -11,14 +11,7 @@ struct SourceBook: BookFromSource {
     var isbn: String?
     /// The source's own id for the book (`kobo:<ContentID>`); nil derives one from title and author.
     var ownID: String?
-    var status: ReadingStatus?
-    var currentPage: Int?
-    var totalPages: Int?
-    /// 0.5 to 5.
-    var rating: Double?
-    var tags: [String] = []
-    /// What the source says that has no field, as frontmatter properties.
-    var properties: [Property] = []
+    var reading = ImportedReading()
     /// A description in Markdown, for the book's free text when it has none.
     var description: String?
     var passages: [SourcePassage] = []
@@ -44,8 +37,7 @@ struct SourceBook: BookFromSource {
         book.sourceID = book.sourceID ?? match.sourceID
         if book.author == nil { book.author = author }
         if book.isbn == nil { book.isbn = isbn }
-        book.takeReading(status: status, currentPage: currentPage, totalPages: totalPages, rating: rating,
-                         tags: tags, properties: properties)
+        book.takeReading(reading)
         if book.introduction.isEmpty, let description { book.introduction = description + "\n\n" }
         let bookChanged = book != stored
         let merged = PassageMerge.merge(passages, into: book.passages)

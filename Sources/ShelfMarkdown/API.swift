@@ -35,10 +35,6 @@ public struct ParsedItem: Hashable, Sendable {
     public var item: Item
     /// Whether the frontmatter carried an `id:`.
     public var declaredID: Bool
-    public init(item: Item, declaredID: Bool) {
-        self.item = item
-        self.declaredID = declaredID
-    }
 }
 
 /// Record ⇄ Markdown file bytes.

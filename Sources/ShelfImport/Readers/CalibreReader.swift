@@ -42,7 +42,7 @@ enum CalibreReader {
                 var book = SourceBook(title: title, ownID: "calibre:" + (row.text("uuid") ?? String(id)),
                                       origin: ImportProblem(line: 0, message: ""))
                 book.authors = lists.authors[id] ?? []
-                book.tags = lists.tags[id] ?? []
+                book.reading.tags = lists.tags[id] ?? []
                 let identifiers = lists.identifiers[id] ?? []
                 book.isbn = identifiers.first { $0.type == "isbn" }.flatMap { CellValues.isbn($0.value) }
                 var properties: [Property] = []
@@ -55,7 +55,7 @@ enum CalibreReader {
                     let index = row.real("series_index") ?? 1
                     properties.append(Property(key: "series_index", value: index == index.rounded() ? .int(Int(index)) : .double(index)))
                 }
-                if let rating = lists.ratings[id], rating > 0 { book.rating = Double(rating) / 2 }
+                if let rating = lists.ratings[id], rating > 0 { book.reading.rating = Double(rating) / 2 }
                 if let publisher = lists.publishers[id] { properties.append(Property(key: "publisher", value: .string(publisher))) }
                 // Calibre writes year 101 for "no date".
                 if let published = row.text("pubdate").flatMap(CalendarDate.init(parsing:)), published.year > 101 {
@@ -64,7 +64,7 @@ enum CalibreReader {
                 if let languages = lists.languages[id] { properties.append(Property(key: "languages", value: .list(languages.map(PropertyValue.string)))) }
                 properties += try customColumns.compactMap { try $0.property(forBook: id, in: db) }
                 if let path = row.text("path") { properties.append(Property(key: "calibre_path", value: .string(path))) }
-                book.properties = properties
+                book.reading.properties = properties
                 book.description = lists.comments[id].map(HTMLToMarkdown.convert).flatMap { $0.isEmpty ? nil : $0 }
                 if hasAnnotations { try readAnnotations(of: id, into: &book, reading: &reading, db: db) }
                 reading.books.append(book)

@@ -75,27 +75,27 @@ enum KOReaderReader {
             .split(whereSeparator: \.isNewline).map { $0.trimmed() }.filter { !$0.isEmpty }
         book.isbn = (props?["identifiers"]?.string ?? "").split(whereSeparator: \.isNewline)
             .lazy.compactMap { CellValues.isbn(String($0.split(separator: ":").last ?? "")) }.first
-        book.tags = (props?["keywords"]?.string ?? "").split(whereSeparator: \.isNewline).map { $0.trimmed() }.filter { !$0.isEmpty }
+        book.reading.tags = (props?["keywords"]?.string ?? "").split(whereSeparator: \.isNewline).map { $0.trimmed() }.filter { !$0.isEmpty }
         book.description = nonEmpty(props?["description"]?.string.map(HTMLToMarkdown.convert))
         if let series = nonEmpty(props?["series"]?.string) {
-            book.properties.append(Property(key: "series", value: .string(series)))
+            book.reading.properties.append(Property(key: "series", value: .string(series)))
             if let index = props?["series_index"]?.number {
-                book.properties.append(Property(key: "series_index", value: index == index.rounded() ? .int(Int(index)) : .double(index)))
+                book.reading.properties.append(Property(key: "series_index", value: index == index.rounded() ? .int(Int(index)) : .double(index)))
             }
         }
         if let language = nonEmpty(props?["language"]?.string) {
-            book.properties.append(Property(key: "languages", value: .list([.string(language)])))
+            book.reading.properties.append(Property(key: "languages", value: .list([.string(language)])))
         }
         let summary = table["summary"]?.table
-        book.status = summary?["status"]?.string.flatMap(status)
-        if let stars = summary?["rating"]?.number, (1...5).contains(stars) { book.rating = stars }
-        if let review = nonEmpty(summary?["note"]?.string) { book.properties.append(Property(key: "review", value: .string(review))) }
+        book.reading.status = summary?["status"]?.string.flatMap(status)
+        if let stars = summary?["rating"]?.number, (1...5).contains(stars) { book.reading.rating = stars }
+        if let review = nonEmpty(summary?["note"]?.string) { book.reading.properties.append(Property(key: "review", value: .string(review))) }
         if let percent = table["percent_finished"]?.number {
             if let pages = table["doc_pages"]?.int, pages > 0 {
-                book.totalPages = pages
-                book.currentPage = Int((percent * Double(pages)).rounded())
+                book.reading.totalPages = pages
+                book.reading.currentPage = Int((percent * Double(pages)).rounded())
             } else {
-                book.properties.append(Property(key: "progress_percent", value: .int(Int((percent * 100).rounded()))))
+                book.reading.properties.append(Property(key: "progress_percent", value: .int(Int((percent * 100).rounded()))))
             }
         }
         if let annotations = table["annotations"]?.table {

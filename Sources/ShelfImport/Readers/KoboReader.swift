@@ -67,21 +67,21 @@ enum KoboReader {
         if let author = row.text("Attribution")?.trimmed(), !author.isEmpty { book.authors = [author] }
         book.isbn = row.text("ISBN").flatMap(CellValues.isbn)
         switch row.integer("ReadStatus") {
-        case 1: book.status = .reading
-        case 2: book.status = .read
+        case 1: book.reading.status = .reading
+        case 2: book.reading.status = .read
         default: break
         }
         if let percent = row.integer("___PercentRead"), percent > 0 {
             if let pages = row.integer("___NumPages"), pages > 0 {
-                book.totalPages = pages
-                book.currentPage = pages * percent / 100
+                book.reading.totalPages = pages
+                book.reading.currentPage = pages * percent / 100
             } else {
-                book.properties.append(Property(key: "progress_percent", value: .int(percent)))
+                book.reading.properties.append(Property(key: "progress_percent", value: .int(percent)))
             }
         }
         for (column, key) in [("Publisher", "publisher"), ("Series", "series"), ("SeriesNumber", "series_index")] {
             if let value = row.text(column)?.trimmed(), !value.isEmpty {
-                book.properties.append(Property(key: key, value: CellValues.propertyValue(value)))
+                book.reading.properties.append(Property(key: key, value: CellValues.propertyValue(value)))
             }
         }
         book.description = row.text("Description").map(HTMLToMarkdown.convert).flatMap { $0.isEmpty ? nil : $0 }

@@ -73,8 +73,8 @@ enum ReadwiseReader {
                 reading.books[index].passages.append(passage)
                 continue
             }
-            book.tags = cell("document tags").map(Passage.tags(from:)) ?? []
-            book.properties = cell("amazon book id").map { [Property(key: "amazon_book_id", value: .string($0))] } ?? []
+            book.reading.tags = cell("document tags").map(Passage.tags(from:)) ?? []
+            book.reading.properties = cell("amazon book id").map { [Property(key: "amazon_book_id", value: .string($0))] } ?? []
             book.passages = [passage]
             bookIndex[key] = reading.books.count
             reading.books.append(book)

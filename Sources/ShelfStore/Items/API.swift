@@ -109,14 +109,6 @@ public struct ItemVersion: Hashable, Sendable {
     public var wasDraft: Bool
     /// How it came to be; nil for versions older than this record.
     public var origin: ChangeOrigin?
-
-    public init(version: Int64, modified: Date, size: Int, wasDraft: Bool, origin: ChangeOrigin? = nil) {
-        self.version = version
-        self.modified = modified
-        self.size = size
-        self.wasDraft = wasDraft
-        self.origin = origin
-    }
 }
 
 /// One entry of the change feed.
@@ -132,15 +124,6 @@ public struct Change: Hashable, Sendable {
     public var previousPath: String?
     /// When the change was made (nil for changes recorded before the feed kept times).
     public var time: Date?
-
-    public init(sequence: Int64, kind: Kind, id: ItemID, path: String, previousPath: String?, time: Date? = nil) {
-        self.sequence = sequence
-        self.kind = kind
-        self.id = id
-        self.path = path
-        self.previousPath = previousPath
-        self.time = time
-    }
 }
 
 /// An item in the trash.
@@ -153,15 +136,6 @@ public struct TrashedItem: Hashable, Sendable {
     public var trashedAt: Date
     /// Why Shelf put it there, when it was not a person (a repair); nil for a delete.
     public var reason: String?
-
-    public init(id: ItemID, kind: ItemKind, title: String, originalPath: String, trashedAt: Date, reason: String? = nil) {
-        self.id = id
-        self.kind = kind
-        self.title = title
-        self.originalPath = originalPath
-        self.trashedAt = trashedAt
-        self.reason = reason
-    }
 }
 
 /// A full-text search result.
@@ -172,14 +146,6 @@ public struct SearchHit: Hashable, Sendable {
     public var path: String
     /// A short excerpt around the match, match marked with `[` `]`.
     public var snippet: String
-
-    public init(id: ItemID, kind: ItemKind, title: String, path: String, snippet: String) {
-        self.id = id
-        self.kind = kind
-        self.title = title
-        self.path = path
-        self.snippet = snippet
-    }
 }
 
 /// Everything the store can refuse, each with a message that says what and how to fix it.

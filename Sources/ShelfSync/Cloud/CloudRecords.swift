@@ -100,26 +100,6 @@ public struct CloudChange: Codable, Hashable, Sendable {
     public var permissions: UInt32
     /// The file's `user.*` extended attributes.
     public var attributes: [String: Data]
-
-    public init(id: ChangeID, item: String, base: ChangeID?, device: DeviceID, time: Date, operation: Operation,
-                kind: String, path: String, title: String, hash: ContentHash, size: Int, modified: Date,
-                permissions: UInt32, attributes: [String: Data], mergedFrom: ChangeID? = nil) {
-        self.id = id
-        self.item = item
-        self.base = base
-        self.mergedFrom = mergedFrom
-        self.device = device
-        self.time = time
-        self.operation = operation
-        self.kind = kind
-        self.path = path
-        self.title = title
-        self.hash = hash
-        self.size = size
-        self.modified = modified
-        self.permissions = permissions
-        self.attributes = attributes
-    }
 }
 
 /// The changes one device pushed at once, numbered 1, 2, 3… per device.

@@ -56,10 +56,10 @@ extension CloudChange {
 
     init(id: ChangeID, item: ItemID, base: ChangeID?, mergedFrom: ChangeID? = nil, device: DeviceID, time: Date,
          state: ItemState, title: String) {
-        self.init(id: id, item: item.rawValue, base: base, device: device, time: time, operation: state.operation,
-                  kind: state.kind, path: state.path, title: title, hash: state.hash, size: state.size,
-                  modified: state.modified, permissions: state.permissions, attributes: state.attributes,
-                  mergedFrom: mergedFrom)
+        self.init(id: id, item: item.rawValue, base: base, mergedFrom: mergedFrom, device: device, time: time,
+                  operation: state.operation, kind: state.kind, path: state.path, title: title, hash: state.hash,
+                  size: state.size, modified: state.modified, permissions: state.permissions,
+                  attributes: state.attributes)
     }
 
     /// The changes this one was made on top of: a pushed change's base (a derived merge's id

@@ -33,29 +33,17 @@ struct PinCommand: ParsableCommand {
         commandName: "pin",
         abstract: "Keep items downloaded on this device whatever the cache budget (downloading them now).",
         discussion: "In a mount, `setfattr -n user.shelf.pin -v 1 FILE` does the same.")
-    @OptionGroup var library: LibraryOptions
-    @Argument(help: "Items by id, library path or path in a mount.")
-    var items: [String]
+    @OptionGroup var target: LinkedItems
 
-    func run() throws {
-        let (store, engine) = try DownloadControl.open(library)
-        for item in items { try engine.pin(try store.record(named: item).item.id) }
-        print("Pinned \(items.count) item\(items.count == 1 ? "" : "s").")
-    }
+    func run() throws { try target.pin(true) }
 }
 
 struct UnpinCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "unpin", abstract: "Let the cache budget evict items again.")
-    @OptionGroup var library: LibraryOptions
-    @Argument(help: "Items by id, library path or path in a mount.")
-    var items: [String]
+    @OptionGroup var target: LinkedItems
 
-    func run() throws {
-        let (store, engine) = try DownloadControl.open(library)
-        for item in items { try engine.pin(try store.record(named: item).item.id, false) }
-        print("Unpinned \(items.count) item\(items.count == 1 ? "" : "s").")
-    }
+    func run() throws { try target.pin(false) }
 }
 
 struct EvictCommand: ParsableCommand {
@@ -63,12 +51,11 @@ struct EvictCommand: ParsableCommand {
         commandName: "evict",
         abstract: "Free the room of downloaded items whose bytes the cloud holds; they download again on the next read.",
         discussion: "Pinned items, items with changes not uploaded yet, and items a program holds locked are refused (EBUSY), and nothing else changes.")
-    @OptionGroup var library: LibraryOptions
-    @Argument(help: "Items by id, library path or path in a mount.")
-    var items: [String]
+    @OptionGroup var target: LinkedItems
 
     func run() throws {
-        let (store, engine) = try DownloadControl.open(library)
+        let (store, engine) = try DownloadControl.open(target.library)
+        let items = target.items
         let mounts = ShelfMounts.mountpoints(ofLibrary: store.folder)
         let records = try items.map { try store.record(named: $0) }
         engine.considerBusy {
@@ -87,6 +74,20 @@ struct EvictCommand: ParsableCommand {
             throw CLIError("EBUSY: \(refused.count) of \(items.count) not evicted:\n  " + refused.joined(separator: "\n  "))
         }
         print("Evicted \(items.count) item\(items.count == 1 ? "" : "s"); they download again when read.")
+    }
+}
+
+/// The items a download-control command (`pin`, `unpin`, `evict`) acts on.
+struct LinkedItems: ParsableArguments {
+    @OptionGroup var library: LibraryOptions
+    @Argument(help: "Items by id, library path or path in a mount.")
+    var items: [String]
+
+    /// Pins the items (or unpins them: the cache budget may evict them again) and says how many.
+    func pin(_ pinned: Bool) throws {
+        let (store, engine) = try DownloadControl.open(library)
+        for item in items { try engine.pin(try store.record(named: item).item.id, pinned) }
+        print("\(pinned ? "Pinned" : "Unpinned") \(items.count) item\(items.count == 1 ? "" : "s").")
     }
 }
 
