@@ -3,7 +3,7 @@ import ShelfModel
 
 /// One book as a reading app describes it, with its highlights: what each highlight reader
 /// (Kobo, KOReader, Readwise, Calibre) produces. It fills the library's copy's gaps and takes
-/// the app's latest word on reading; its highlights merge by key or text (``PassageMerge``).
+/// the app's latest word on reading; its highlights merge into the book's (``PassageMatcher``).
 struct SourceBook: BookFromSource {
     var title: String
     /// In the source's order.
@@ -48,7 +48,7 @@ struct SourceBook: BookFromSource {
                          tags: tags, properties: properties)
         if book.introduction.isEmpty, let description { book.introduction = description + "\n\n" }
         let bookChanged = book != stored
-        let merged = PassageMerge.merge(passages, into: book.passages)
+        let merged = PassageMatcher.merge(passages, into: book.passages)
         book.passages = merged.passages
         var changes = merged.changes
         if isNew { changes.added += 1 } else if bookChanged { changes.updated += 1 } else { changes.unchanged += 1 }
@@ -58,8 +58,9 @@ struct SourceBook: BookFromSource {
 
 /// One highlight (or note) as the source gives it.
 struct SourcePassage: Sendable {
-    /// The source's key for it, with the format's prefix (`kobo:<BookmarkID>`).
-    var key: String
+    /// The source's key for it, with the format's prefix (`kobo:<BookmarkID>`); nil from a
+    /// source that names no highlight (a Kindle's clippings).
+    var key: String?
     /// The highlighted text; empty for a note made without a highlight.
     var text: String
     var note: String?

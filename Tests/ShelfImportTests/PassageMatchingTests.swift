@@ -57,17 +57,11 @@ import ShelfStore
 
     @Test func anExtendedKindleHighlightReplacesItsShorterVersionAndKeepsTheReadersNote() throws {
         let testLibrary = try TestLibrary()
-        let (folder, store) = (testLibrary.scratch, testLibrary.store)
         let stored = Passage(page: 42, location: "1234-1236", text: "I must not fear.", note: "Mine.")
-        try store.insert(.book(Book(title: "Dune", author: "Frank Herbert", passages: [stored])))
-        let longer = "I must not fear. Fear is the mind-killer."
-        let clippings = try folder.file("My Clippings.txt", kindleClippings([("1234-1240", longer)]))
-        let summary = try Importer(format: .kindle).importFile(clippings, into: store)
-        #expect(summary.added == 0 && summary.updated == 1)
-        let passages = try duneOnly(in: store).passages
-        #expect(passages.map(\.text) == [longer])
-        #expect(passages.first?.id == stored.id && passages.first?.location == "1234-1240")
-        #expect(passages.first?.note == "Mine." && passages.first?.page == 42)
+        try testLibrary.store.insert(.book(Book(title: "Dune", author: "Frank Herbert", passages: [stored])))
+        let passage = try importTheLongerLitany(into: testLibrary)
+        #expect(passage.id == stored.id && passage.location == "1234-1240")
+        #expect(passage.note == "Mine." && passage.page == 42)
     }
 
     @Test func aKindleHighlightExtendsTheShorterOneAnotherAppGave() throws {
@@ -75,15 +69,24 @@ import ShelfStore
         let (folder, store) = (testLibrary.scratch, testLibrary.store)
         let readwise = try folder.file("readwise.csv", readwiseExport([("I must not fear.", "location", "1234")]))
         _ = try Importer().importFile(readwise, into: store)
-        let longer = "I must not fear. Fear is the mind-killer."
-        let clippings = try folder.file("My Clippings.txt", kindleClippings([("1234-1240", longer)]))
-        let summary = try Importer(format: .kindle).importFile(clippings, into: store)
-        #expect(summary.added == 0 && summary.updated == 1)
-        let passages = try duneOnly(in: store).passages
-        #expect(passages.map(\.text) == [longer])
-        #expect(passages.first?.location == "1234-1240" && passages.first?.sources.count == 1)
+        let passage = try importTheLongerLitany(into: testLibrary)
+        #expect(passage.location == "1234-1240" && passage.sources.count == 1)
         let again = try Importer().importFile(readwise, into: store)
         #expect(again.added == 0 && again.updated == 0, "Readwise finds its highlight by key")
+    }
+
+    @Test func onAPDFWithoutLocationsAnExtendedKindleHighlightReplacesItsShorterVersionOnTheSamePage() throws {
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
+        let longer = "I must not fear. Fear is the mind-killer."
+        let clippings = try folder.file("My Clippings.txt", kindleClippings([(nil, "I must not fear."), (nil, longer)]))
+        let summary = try Importer(format: .kindle).importFile(clippings, into: store)
+        #expect(summary.added == 1)
+        #expect(try duneOnly(in: store).passages.map(\.text) == [longer])
+
+        let readwise = try folder.file("readwise.csv", readwiseExport([("Fear is the mind-killer.", "page", "42")]))
+        _ = try Importer().importFile(readwise, into: store)
+        #expect(try duneOnly(in: store).passages.count == 2, "an app that names its highlights is not guessed to extend one")
     }
 
     @Test func theSameHighlightFromAKoboAndAKindleLandsOnce() throws {
@@ -118,6 +121,18 @@ import ShelfStore
         #expect(passages.first?.location == "1234-1236" && passages.first?.sources.count == 1)
     }
 
+    /// Imports a Kindle's litany at 1234-1240 over the library's shorter "I must not fear.", and
+    /// returns the one passage that must leave, with the longer text.
+    private func importTheLongerLitany(into testLibrary: TestLibrary) throws -> Passage {
+        let longer = "I must not fear. Fear is the mind-killer."
+        let clippings = try testLibrary.scratch.file("My Clippings.txt", kindleClippings([("1234-1240", longer)]))
+        let summary = try Importer(format: .kindle).importFile(clippings, into: testLibrary.store)
+        #expect(summary.added == 0 && summary.updated == 1)
+        let passages = try duneOnly(in: testLibrary.store).passages
+        #expect(passages.map(\.text) == [longer])
+        return try #require(passages.first)
+    }
+
     /// The library's one book, which must be Dune.
     private func duneOnly(in store: LibraryStore) throws -> Book {
         let books = try store.booksByTitle()
@@ -125,12 +140,14 @@ import ShelfStore
         return try #require(books["Dune"])
     }
 
-    /// A Kindle's `My Clippings.txt` with one highlight of Dune, on page 42, per (location, text).
-    private func kindleClippings(_ highlights: [(location: String, text: String)]) -> String {
+    /// A Kindle's `My Clippings.txt` with one highlight of Dune, on page 42, per (location, text);
+    /// without a location, as in a PDF.
+    private func kindleClippings(_ highlights: [(location: String?, text: String)]) -> String {
         var file = ""
         for highlight in highlights {
+            let location = highlight.location.map { " | Location " + $0 } ?? ""
             file += "Dune (Frank Herbert)\n"
-            file += "- Your Highlight on page 42 | Location \(highlight.location) | Added on Monday, December 29, 2025 10:15:00 PM\n\n"
+            file += "- Your Highlight on page 42\(location) | Added on Monday, December 29, 2025 10:15:00 PM\n\n"
             file += highlight.text + "\n==========\n"
         }
         return file
