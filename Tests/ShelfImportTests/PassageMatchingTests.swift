@@ -55,6 +55,71 @@ import ShelfStore
         #expect(try duneOnly(in: store).passages.map(\.text) == ["Fear.", "Mind-killer."])
     }
 
+    @Test func aKindleHighlightTheReaderEditedIsFoundAgainByItsKeyAndKeepsTheEdit() throws {
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
+        let clippings = try folder.file("My Clippings.txt", kindleClippings([("1234", "I must nto fear."), ("1234", "Fear is the mind-killer.")]))
+        _ = try Importer(format: .kindle).importFile(clippings, into: store)
+        var dune = try duneOnly(in: store)
+        dune.passages[0].text = "I must not fear."
+        dune.passages[0].note = "Typo fixed."
+        try store.update(.book(dune))
+
+        let again = try Importer(format: .kindle).importFile(clippings, into: store)
+        #expect(again.added == 0 && again.updated == 0 && again.unchanged == 2)
+        let passages = try duneOnly(in: store).passages
+        #expect(passages.map(\.text) == ["I must not fear.", "Fear is the mind-killer."])
+        #expect(passages.first?.note == "Typo fixed.")
+        #expect(Set(passages.flatMap(\.sources).map(\.key)).count == 2, "two highlights sharing a location, two keys")
+    }
+
+    @Test func aPassageAnOlderShelfImportedFromAKindleTakesItsKeyOnTheFirstReimport() throws {
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
+        let stored = Passage(page: 42, location: "1234-1236", text: "I must not fear.")
+        try store.insert(.book(Book(title: "Dune", author: "Frank Herbert", passages: [stored])))
+        let clippings = try folder.file("My Clippings.txt", kindleClippings([("1234-1236", "I must not fear.")]))
+        let first = try Importer(format: .kindle).importFile(clippings, into: store)
+        #expect(first.added == 0 && first.updated == 1)
+        var dune = try duneOnly(in: store)
+        #expect(dune.passages.map(\.id) == [stored.id])
+        #expect(dune.passages.first?.sources.first?.key.hasPrefix("kindle:") == true)
+
+        dune.passages[0].text = "I must not fear!"
+        try store.update(.book(dune))
+        let again = try Importer(format: .kindle).importFile(clippings, into: store)
+        #expect(again.added == 0 && again.updated == 0)
+        #expect(try duneOnly(in: store).passages.map(\.text) == ["I must not fear!"])
+    }
+
+    @Test func anExtendedKindleHighlightInALaterFileExtendsThePassageWhichThenCarriesBothKeys() throws {
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
+        let shorter = try folder.file("My Clippings.txt", kindleClippings([("1234-1236", "I must not fear.")]))
+        _ = try Importer(format: .kindle).importFile(shorter, into: store)
+        let longer = "I must not fear. Fear is the mind-killer."
+        let later = try folder.file("My Clippings later.txt", kindleClippings([("1234-1236", "I must not fear."), ("1234-1240", longer)]))
+        let extended = try Importer(format: .kindle).importFile(later, into: store)
+        #expect(extended.added == 0 && extended.updated == 1)
+        let passages = try duneOnly(in: store).passages
+        #expect(passages.map(\.text) == [longer])
+        #expect(Set(passages.flatMap(\.sources).map(\.key)).count == 2)
+        let again = try Importer(format: .kindle).importFile(later, into: store)
+        #expect(again.added == 0 && again.updated == 0 && again.unchanged == 1)
+    }
+
+    @Test func onAPDFAnExtendedKindleHighlightInALaterFileExtendsThePassageOnTheSamePage() throws {
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
+        let shorter = try folder.file("My Clippings.txt", kindleClippings([(nil, "I must not fear.")]))
+        _ = try Importer(format: .kindle).importFile(shorter, into: store)
+        let longer = "I must not fear. Fear is the mind-killer."
+        let later = try folder.file("My Clippings later.txt", kindleClippings([(nil, "I must not fear."), (nil, longer)]))
+        let extended = try Importer(format: .kindle).importFile(later, into: store)
+        #expect(extended.added == 0 && extended.updated == 1)
+        #expect(try duneOnly(in: store).passages.map(\.text) == [longer])
+    }
+
     @Test func anExtendedKindleHighlightReplacesItsShorterVersionAndKeepsTheReadersNote() throws {
         let testLibrary = try TestLibrary()
         let stored = Passage(page: 42, location: "1234-1236", text: "I must not fear.", note: "Mine.")
