@@ -18,7 +18,8 @@ struct KindleBook: BookFromSource {
 
     func applied(to book: Book, isNew: Bool) -> (book: Book, passages: PassageChanges?) {
         var book = book
-        let merged = PassageMatcher.merge(KindlePassages.passages(from: clippings), into: book.passages)
+        let merged = PassageMatcher.merge(KindlePassages.passages(from: clippings), into: book.passages,
+                                          extendsByLongerEntries: true)
         book.passages = merged.passages
         return (book, merged.changes)
     }
@@ -45,19 +46,24 @@ struct KindleBook: BookFromSource {
 ///
 /// A Kindle appends to `My Clippings.txt` and never rewrites it: extending a highlight adds a
 /// second, longer entry, and a note is a separate entry at the highlight's last location. It
-/// names no highlight, so its passages carry no source key and are found by location (page
-/// and text in a PDF), which makes importing the same file, or a longer one from the same
-/// Kindle, again add nothing twice.
+/// names no highlight, so a passage's key is derived from its entry: `kindle:` and a hash of
+/// the book, the location (in a PDF, `page 42`) and the text (a bare note's: its note). So
+/// importing the same file, or a longer one from the same Kindle, again adds nothing twice and
+/// keeps the user's edits; an extended highlight, whose key is new, finds its shorter version by
+/// location, and the passage keeps both keys.
 enum KindlePassages {
     /// The passages `clippings` (one book's, in file order) amount to: extended highlights
-    /// replace their shorter versions, notes are attached to the highlight at their location.
+    /// replace their shorter versions (the key is the longest entry's), notes are attached to
+    /// the highlight at their location.
     static func passages(from clippings: [KindleClipping]) -> [SourcePassage] {
-        var highlights = PassageMatcher([])
+        guard let first = clippings.first else { return [] }
+        let book = BookMatchKey(title: first.title, author: first.author)
+        var highlights = PassageMatcher([], extendsByLongerEntries: true)
         for clipping in clippings where clipping.kind == .highlight {
-            highlights.merge(SourcePassage(clipping))
+            highlights.merge(SourcePassage(clipping, of: book))
         }
         var passages = highlights.passages.map {
-            SourcePassage(text: $0.text, page: $0.page, location: $0.location, dateAdded: $0.dateAdded)
+            SourcePassage(kindle: book, text: $0.text, note: nil, page: $0.page, location: $0.location, dateAdded: $0.dateAdded)
         }
         for note in clippings where note.kind == .note {
             if let position = note.location?.end,
@@ -66,7 +72,7 @@ enum KindlePassages {
             } else {
                 // A note on no highlight (typed at a bare position) keeps its place as a
                 // passage of its own, so nothing the reader wrote is dropped.
-                passages.append(SourcePassage(note))
+                passages.append(SourcePassage(note, of: book))
             }
         }
         return passages
@@ -74,10 +80,18 @@ enum KindlePassages {
 }
 
 extension SourcePassage {
+    /// A Kindle's entry of `book` with its key (``KindlePassages``): a highlight's note is
+    /// attached later and is no part of it.
+    fileprivate init(kindle book: BookMatchKey, text: String, note: String?, page: Int?, location: String?,
+                     dateAdded: CalendarDate?) {
+        self.init(key: Self.derivedKey("kindle", book: book, place: location ?? page.map { "page \($0)" }, text: text, note: note),
+                  text: text, note: note, page: page, location: location, dateAdded: dateAdded)
+    }
+
     /// A clipping's highlight, or its note as a note made without a highlight.
-    fileprivate init(_ clipping: KindleClipping) {
+    fileprivate init(_ clipping: KindleClipping, of book: BookMatchKey) {
         let isNote = clipping.kind == .note
-        self.init(text: isNote ? "" : clipping.text, note: isNote ? clipping.text : nil, page: clipping.page,
+        self.init(kindle: book, text: isNote ? "" : clipping.text, note: isNote ? clipping.text : nil, page: clipping.page,
                   location: clipping.location?.description, dateAdded: clipping.dateAdded)
     }
 }

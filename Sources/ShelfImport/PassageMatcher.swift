@@ -15,26 +15,33 @@ struct PassageChanges: Hashable, Sendable {
 /// sides have one that parses: the passage whose range and text hold the highlight's, or are
 /// held by them (an extended highlight), so a refrain highlighted at two locations, or two
 /// highlights sharing one, stay two; else, only where no location compares, by its text once
-/// normalised, so the same highlight from two apps lands once (and, from a source that names
-/// no highlight, by a text holding or held by it on the same page: a Kindle's PDF highlight).
+/// normalised, so the same highlight from two apps lands once (and, from a source that extends
+/// a highlight by a later, longer entry, by a text holding or held by it on the same page: a
+/// Kindle's PDF highlight).
 /// Once imported a passage is the reader's: a highlight fills its gaps and never overwrites
 /// what the reader edited; an extended one takes the longer text and place.
 struct PassageMatcher {
+    /// Whether the source extends a highlight by adding a later, longer entry rather than
+    /// changing the one it has (a Kindle): only then, where no location compares, is a passage
+    /// on the same page whose text holds or is held by the highlight's that highlight.
+    let extendsByLongerEntries: Bool
     private(set) var passages: [Passage]
     private(set) var changes = PassageChanges()
     /// What each of `passages` is compared by, in the same order.
     private var traits: [MatchTraits]
     private var byKey: [String: Int] = [:]
 
-    init(_ existing: [Passage]) {
+    init(_ existing: [Passage], extendsByLongerEntries: Bool) {
+        self.extendsByLongerEntries = extendsByLongerEntries
         passages = existing
         traits = existing.map(MatchTraits.init)
         for position in existing.indices { indexKeys(position) }
     }
 
     /// `existing` with `incoming` merged in, in order, and what changed.
-    static func merge(_ incoming: [SourcePassage], into existing: [Passage]) -> (passages: [Passage], changes: PassageChanges) {
-        var matcher = PassageMatcher(existing)
+    static func merge(_ incoming: [SourcePassage], into existing: [Passage],
+                      extendsByLongerEntries: Bool) -> (passages: [Passage], changes: PassageChanges) {
+        var matcher = PassageMatcher(existing, extendsByLongerEntries: extendsByLongerEntries)
         for passage in incoming { matcher.merge(passage) }
         return (matcher.passages, matcher.changes)
     }
@@ -45,7 +52,7 @@ struct PassageMatcher {
             passages.append(Passage(page: source.page, location: source.location, chapter: source.chapter,
                                     text: source.text, note: source.note, tags: source.tags,
                                     dateAdded: source.dateAdded, color: source.color,
-                                    sources: source.key.map { [PassageSource(key: $0, note: source.note)] } ?? []))
+                                    sources: [PassageSource(key: source.key, note: source.note)]))
             traits.append(MatchTraits(source))
             changes.added += 1
             indexKeys(passages.count - 1)
@@ -66,11 +73,11 @@ struct PassageMatcher {
     /// The passage `source` is, and why: the strongest reason any passage gives, the first
     /// such passage of several.
     private func match(_ source: SourcePassage) -> (position: Int, match: MatchTraits.Match)? {
-        if let key = source.key, let position = byKey[key] { return (position, .sourceKey) }
+        if let position = byKey[source.key] { return (position, .sourceKey) }
         let incoming = MatchTraits(source)
         var best: (position: Int, match: MatchTraits.Match)?
         for (position, stored) in traits.enumerated() {
-            guard let match = incoming.match(stored, onPage: source.key == nil), best.map({ match < $0.match }) ?? true else {
+            guard let match = incoming.match(stored, onPage: extendsByLongerEntries), best.map({ match < $0.match }) ?? true else {
                 continue
             }
             if match == .sameLocation { return (position, match) }
@@ -118,9 +125,9 @@ private struct MatchTraits {
     /// Where both have a Kindle location, only the locations decide: a note made without a
     /// highlight is the one at its very location (the reader may have edited it since); a
     /// highlight is the one whose range and text hold its own, or are held by them. Elsewhere
-    /// the normalised text decides, and `onPage` — for a source that names no highlight and so
-    /// extends one by a longer entry, as a Kindle does in a PDF (pages, no locations) — a text
-    /// holding or held by the other's on the same page.
+    /// the normalised text decides, and `onPage` — for a source that extends a highlight by a
+    /// longer entry, as a Kindle does, in a PDF (pages, no locations) — a text holding or held
+    /// by the other's on the same page.
     func match(_ stored: MatchTraits, onPage: Bool) -> Match? {
         if let mine = location, let theirs = stored.location {
             guard !isNote, !stored.isNote else { return isNote && stored.isNote && mine == theirs ? .sameLocation : nil }
@@ -159,7 +166,7 @@ extension Passage {
         color = source.color ?? color
         if tags.isEmpty { tags = source.tags }
         guard let known = sources.firstIndex(where: { $0.key == source.key }) else {
-            if let key = source.key { sources.append(PassageSource(key: key, note: source.note)) }
+            sources.append(PassageSource(key: source.key, note: source.note))
             note = note ?? source.note
             return
         }
