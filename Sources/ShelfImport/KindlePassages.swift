@@ -1,14 +1,7 @@
 import ShelfModel
 
-/// How an import changed one book's passages.
-struct PassageChanges: Hashable, Sendable {
-    var added = 0
-    var updated = 0
-    var unchanged = 0
-}
-
-/// One book's clippings from a Kindle, in file order: their passages merge into the book's by
-/// location (``KindlePassages``); the book is otherwise left as it is.
+/// One book's clippings from a Kindle, in file order: their passages (``KindlePassages``) merge
+/// into the book's (``PassageMatcher``); the book is otherwise left as it is.
 struct KindleBook: BookFromSource {
     /// At least one.
     var clippings: [KindleClipping]
@@ -25,7 +18,8 @@ struct KindleBook: BookFromSource {
 
     func applied(to book: Book, isNew: Bool) -> (book: Book, passages: PassageChanges?) {
         var book = book
-        let merged = KindlePassages.merge(KindlePassages.passages(from: clippings), into: book.passages)
+        let merged = PassageMatcher.merge(KindlePassages.passages(from: clippings), into: book.passages,
+                                          extendsByLongerEntries: true)
         book.passages = merged.passages
         return (book, merged.changes)
     }
@@ -47,27 +41,29 @@ struct KindleBook: BookFromSource {
     }
 }
 
-/// Turns one book's clippings into passages and merges them into the passages it already has.
+/// Turns one book's clippings into the passages they amount to, for ``PassageMatcher`` to merge
+/// into the passages the book already has.
 ///
 /// A Kindle appends to `My Clippings.txt` and never rewrites it: extending a highlight adds a
-/// second, longer entry, and a note is a separate entry at the highlight's last location.
-/// Both files and stored passages are matched by location, so importing the same file (or a
-/// longer one from the same Kindle) again adds nothing twice and keeps the user's edits.
+/// second, longer entry, and a note is a separate entry at the highlight's last location. It
+/// names no highlight, so a passage's key is derived from its entry: `kindle:` and a hash of
+/// the book, the location (in a PDF, `page 42`) and the text (a bare note's: its note). So
+/// importing the same file, or a longer one from the same Kindle, again adds nothing twice and
+/// keeps the user's edits; an extended highlight, whose key is new, finds its shorter version by
+/// location, and the passage keeps both keys.
 enum KindlePassages {
     /// The passages `clippings` (one book's, in file order) amount to: extended highlights
-    /// replace their shorter versions, notes are attached to the highlight at their location.
-    static func passages(from clippings: [KindleClipping]) -> [Passage] {
-        var passages: [Passage] = []
+    /// replace their shorter versions (the key is the longest entry's), notes are attached to
+    /// the highlight at their location.
+    static func passages(from clippings: [KindleClipping]) -> [SourcePassage] {
+        guard let first = clippings.first else { return [] }
+        let book = BookMatchKey(title: first.title, author: first.author)
+        var highlights = PassageMatcher([], extendsByLongerEntries: true)
         for clipping in clippings where clipping.kind == .highlight {
-            let passage = Passage(page: clipping.page, location: clipping.location?.description,
-                                  text: clipping.text, dateAdded: clipping.dateAdded)
-            if let index = passages.lastIndex(where: { isSameOrShorter($0, than: passage) }) {
-                passages[index].text = passage.text
-                passages[index].location = passage.location
-                passages[index].page = passage.page ?? passages[index].page
-            } else {
-                passages.append(passage)
-            }
+            highlights.merge(SourcePassage(clipping, of: book))
+        }
+        var passages = highlights.passages.map {
+            SourcePassage(kindle: book, text: $0.text, note: nil, page: $0.page, location: $0.location, dateAdded: $0.dateAdded)
         }
         for note in clippings where note.kind == .note {
             if let position = note.location?.end,
@@ -76,49 +72,26 @@ enum KindlePassages {
             } else {
                 // A note on no highlight (typed at a bare position) keeps its place as a
                 // passage of its own, so nothing the reader wrote is dropped.
-                passages.append(Passage(page: note.page, location: note.location?.description, text: "",
-                                        note: note.text, dateAdded: note.dateAdded))
+                passages.append(SourcePassage(note, of: book))
             }
         }
         return passages
     }
+}
 
-    /// `existing` with `incoming` merged in, and what changed.
-    static func merge(_ incoming: [Passage], into existing: [Passage]) -> (passages: [Passage], changes: PassageChanges) {
-        var passages = existing
-        var changes = PassageChanges()
-        for passage in incoming {
-            if let index = passages.firstIndex(where: { isSameOrShorter(passage, than: $0) }) {
-                // Already imported (possibly as a longer version); only a new note is taken.
-                if passages[index].note == nil, let note = passage.note {
-                    passages[index].note = note
-                    changes.updated += 1
-                } else {
-                    changes.unchanged += 1
-                }
-            } else if let index = passages.firstIndex(where: { isSameOrShorter($0, than: passage) }) {
-                passages[index].text = passage.text
-                passages[index].location = passage.location
-                passages[index].page = passage.page ?? passages[index].page
-                passages[index].note = passages[index].note ?? passage.note
-                changes.updated += 1
-            } else {
-                passages.append(passage)
-                changes.added += 1
-            }
-        }
-        return (passages, changes)
+extension SourcePassage {
+    /// A Kindle's entry of `book` with its key (``KindlePassages``): a highlight's note is
+    /// attached later and is no part of it.
+    fileprivate init(kindle book: BookMatchKey, text: String, note: String?, page: Int?, location: String?,
+                     dateAdded: CalendarDate?) {
+        self.init(key: Self.derivedKey("kindle", book: book, place: location ?? page.map { "page \($0)" }, text: text, note: note),
+                  text: text, note: note, page: page, location: location, dateAdded: dateAdded)
     }
 
-    /// Whether `shorter` is `longer` or an earlier version of it: the same location, or a
-    /// location range inside `longer`'s with text inside `longer`'s text. Passages without a
-    /// location (PDFs have only pages) match on page and text.
-    private static func isSameOrShorter(_ shorter: Passage, than longer: Passage) -> Bool {
-        guard let short = shorter.location.flatMap(KindleLocation.init(parsing:)),
-              let long = longer.location.flatMap(KindleLocation.init(parsing:)) else {
-            return shorter.location == nil && longer.location == nil
-                && shorter.page == longer.page && longer.text.contains(shorter.text)
-        }
-        return short == long || (long.contains(short) && longer.text.contains(shorter.text))
+    /// A clipping's highlight, or its note as a note made without a highlight.
+    fileprivate init(_ clipping: KindleClipping, of book: BookMatchKey) {
+        let isNote = clipping.kind == .note
+        self.init(kindle: book, text: isNote ? "" : clipping.text, note: isNote ? clipping.text : nil, page: clipping.page,
+                  location: clipping.location?.description, dateAdded: clipping.dateAdded)
     }
 }

@@ -3,7 +3,7 @@ import ShelfModel
 
 /// One book as a reading app describes it, with its highlights: what each highlight reader
 /// (Kobo, KOReader, Readwise, Calibre) produces. It fills the library's copy's gaps and takes
-/// the app's latest word on reading; its highlights merge by key or text (``PassageMerge``).
+/// the app's latest word on reading; its highlights merge into the book's (``PassageMatcher``).
 struct SourceBook: BookFromSource {
     var title: String
     /// In the source's order.
@@ -40,7 +40,7 @@ struct SourceBook: BookFromSource {
         book.takeReading(reading)
         if book.introduction.isEmpty, let description { book.introduction = description + "\n\n" }
         let bookChanged = book != stored
-        let merged = PassageMerge.merge(passages, into: book.passages)
+        let merged = PassageMatcher.merge(passages, into: book.passages, extendsByLongerEntries: false)
         book.passages = merged.passages
         var changes = merged.changes
         if isNew { changes.added += 1 } else if bookChanged { changes.updated += 1 } else { changes.unchanged += 1 }
@@ -61,6 +61,16 @@ struct SourcePassage: Sendable {
     var tags: [String] = []
     var color: String?
     var dateAdded: CalendarDate?
+
+    /// A key for a highlight the source gives no id for: `<format>:` and the hexadecimal FNV-1a
+    /// hash of the book, the `place` where it tells highlights apart, and the normalised text (a
+    /// note made without a highlight: `note ` and its note). The same highlight in a later
+    /// export gets the same key, so the key must never change between Shelf versions.
+    static func derivedKey(_ format: String, book: BookMatchKey, place: String? = nil, text: String, note: String?) -> String {
+        let content = HighlightText.normalized(text.isEmpty ? "note " + (note ?? "") : text)
+        let identity = ([book.text] + (place.map { [$0] } ?? []) + [content]).joined(separator: "\u{1F}")
+        return format + ":" + String(StableHash.fnv1a64(identity), radix: 16)
+    }
 
     /// The passage with `\r\n` and `\r` in its text, note and chapter as `\n`: a passage is
     /// written one `> ` line per line, and a CR would stay inside a line (CSV cells keep CRLF).

@@ -140,7 +140,8 @@ public struct Passage: Hashable, Codable, Sendable {
 /// reader edited in Shelf.
 public struct PassageSource: Hashable, Codable, Sendable {
     /// The source's key, prefixed with the format: `kobo:<BookmarkID>`, `koreader:<position>`,
-    /// `readwise:<row>`, `calibre:<annotation uuid>`.
+    /// `calibre:<annotation uuid>`, and for sources without ids a hash of what names the
+    /// highlight: `readwise:<book and text>`, `kindle:<book, location and text>`.
     public var key: String
     /// The note as the source last gave it (nil: none).
     public var note: String?

@@ -110,6 +110,27 @@ import ShelfStore
         #expect(BookMatchKey(title: "Essays (Penguin Classics)", author: nil) != BookMatchKey(title: "Essays", author: nil))
     }
 
+    @Test func aNoteWithoutAHighlightIsFoundAgainByItsKeyAfterTheReaderEditedIt() throws {
+        let testLibrary = try TestLibrary()
+        let (folder, store) = (testLibrary.scratch, testLibrary.store)
+        let clippings = try folder.file("My Clippings.txt", """
+            Meditations
+            - Your Note on page 3 | Location 77 | Added on Wednesday, December 31, 2025 7:00:00 AM
+
+            remember this
+            ==========
+
+            """)
+        _ = try Importer(format: .kindle).importFile(clippings, into: store)
+        var meditations = try #require(try store.booksByTitle()["Meditations"])
+        #expect(meditations.passages.first?.sources.first?.key.hasPrefix("kindle:") == true)
+        meditations.passages[0].note = "Remember this."
+        try store.update(.book(meditations))
+        let again = try Importer(format: .kindle).importFile(clippings, into: store)
+        #expect(again.added == 0 && again.updated == 0)
+        #expect(try store.booksByTitle()["Meditations"]?.passages.map(\.note) == ["Remember this."])
+    }
+
     @Test func aNoteWithoutAHighlightIsKeptAsItsOwnPassage() {
         let note = KindleClipping(line: 1, title: "T", author: nil, kind: .note, page: 3,
                                   location: KindleLocation(parsing: "77"), text: "remember this")

@@ -58,8 +58,7 @@ enum ReadwiseReader {
             }
             var book = SourceBook(title: title, authors: cell("book author").map { [$0] } ?? [], origin: ImportProblem(line: record.line, message: ""))
             let key = BookMatchKey(title: title, author: book.author)
-            let identity = key.text + "\u{1F}" + HighlightText.normalized(text.isEmpty ? "note " + (note ?? "") : text)
-            var passage = SourcePassage(key: "readwise:" + String(StableHash.fnv1a64(identity), radix: 16),
+            var passage = SourcePassage(key: SourcePassage.derivedKey("readwise", book: key, text: text, note: note),
                                         text: text, note: note, tags: cell("tags").map(Passage.tags(from:)) ?? [],
                                         color: cell("color"), dateAdded: cell("highlighted at").flatMap(CalendarDate.init(parsing:)))
             if let location = cell("location") {
