@@ -1,6 +1,5 @@
 import Foundation
 import FuseKit
-import Glibc
 import ShelfModel
 import ShelfStore
 
@@ -39,9 +38,7 @@ struct NodeAttributes: Sendable {
         switch key {
         case .plain(let path):
             if let unlinked = parts.descriptors.unlinked(inode) {
-                var info = stat()
-                guard fstat(unlinked.fd, &info) == 0 else { throw Errno.current }
-                return FileAttributes(info, inode: Inode(inode))
+                return FileAttributes(try unlinked.status(), inode: Inode(inode))
             }
             return FileAttributes(try parts.plain.status(path), inode: Inode(inode))
         case .item(let id):

@@ -1,6 +1,7 @@
 import Glibc
 import Synchronization
 import FuseKit
+import ShelfSystem
 
 /// Open descriptors of plain files, by inode.
 ///
@@ -10,9 +11,10 @@ import FuseKit
 /// A file unlinked while the kernel still knows its inode is held open until the kernel
 /// forgets it, so programs that still have it open read and write it as on a disk filesystem.
 final class PlainDescriptors: Sendable {
-    /// One open of a real file; closed when the last user lets go of it.
+    /// One open of a real file; closed when the last user lets go of it. Every call made on it
+    /// is one of its methods, so each is written once.
     final class Descriptor: Sendable {
-        let fd: Int32
+        private let fd: Int32
         let isWritable: Bool
 
         fileprivate init(fd: Int32, isWritable: Bool) {
@@ -21,6 +23,52 @@ final class PlainDescriptors: Sendable {
         }
 
         deinit { close(fd) }
+
+        /// Up to `count` bytes at `offset` (fewer at the end of the file).
+        func read(count: Int, at offset: Int64) throws(Errno) -> [UInt8] {
+            var bytes = [UInt8](repeating: 0, count: count)
+            let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
+            guard read >= 0 else { throw Errno.current }
+            bytes.removeSubrange(read...)
+            return bytes
+        }
+
+        /// Writes `bytes` at `offset`, or at the file's end when nil (`O_APPEND`); returns the count written.
+        func write(_ bytes: [UInt8], at offset: Int64?) throws(Errno) -> Int {
+            let position = if let offset { off_t(offset) } else { try status().st_size }
+            let written = bytes.withUnsafeBytes { pwrite(fd, $0.baseAddress, bytes.count, position) }
+            guard written >= 0 else { throw Errno.current }
+            return written
+        }
+
+        func status() throws(Errno) -> stat {
+            var info = stat()
+            guard fstat(fd, &info) == 0 else { throw Errno.current }
+            return info
+        }
+
+        func resize(to size: UInt64) throws(Errno) {
+            guard ftruncate(fd, off_t(size)) == 0 else { throw Errno.current }
+        }
+
+        func synchronize() throws(Errno) {
+            guard fsync(fd) == 0 else { throw Errno.current }
+        }
+
+        /// `setattr` through the descriptor: of a file unlinked while open, whose path is gone
+        /// (or names another file).
+        func apply(_ changes: AttributeChanges) throws(Errno) {
+            if let permissions = changes.permissions, fchmod(fd, mode_t(permissions)) != 0 { throw Errno.current }
+            if changes.uid != nil || changes.gid != nil,
+               fchown(fd, changes.uid ?? UInt32.max, changes.gid ?? UInt32.max) != 0 { throw Errno.current }
+            if let size = changes.size { try resize(to: size) }
+            if changes.accessTime != nil || changes.modificationTime != nil {
+                let omit = timespec(tv_sec: 0, tv_nsec: LinuxCalls.timeOmit)
+                let times = [changes.accessTime.map { timespec($0.resolved) } ?? omit,
+                             changes.modificationTime.map { timespec($0.resolved) } ?? omit]
+                guard futimens(fd, times) == 0 else { throw Errno.current }
+            }
+        }
     }
 
     private struct Held {
@@ -58,11 +106,18 @@ final class PlainDescriptors: Sendable {
         return descriptor
     }
 
-    /// Keeps `fd`, just opened read-write (a created file), as `inode`'s descriptor.
-    func keep(_ fd: Int32, for inode: UInt64) {
+    /// Creates the file at `path` in `area` (`exclusive`ly when asked), open read-write whatever
+    /// `mode` says: the creator may write a file it makes read-only.
+    static func create(_ path: MountPath, in area: PlainFileArea, exclusive: Bool, mode: UInt32) throws(Errno) -> Descriptor {
+        Descriptor(fd: try area.open(path, flags: O_RDWR | O_CREAT | (exclusive ? O_EXCL : 0), mode: mode_t(mode)),
+                   isWritable: true)
+    }
+
+    /// Keeps `descriptor`, of a file just created (``create(_:in:exclusive:mode:)``), as `inode`'s.
+    func keep(_ descriptor: Descriptor, for inode: UInt64) {
         state.withLock { state in
             state.clock += 1
-            state.held[inode] = Held(descriptor: Descriptor(fd: fd, isWritable: true), lastUse: state.clock, pinned: false)
+            state.held[inode] = Held(descriptor: descriptor, lastUse: state.clock, pinned: false)
             evictBeyondCapacity(&state)
         }
     }

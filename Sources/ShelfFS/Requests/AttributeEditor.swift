@@ -21,7 +21,7 @@ struct AttributeEditor: Sendable {
         switch key {
         case .plain(let path):
             if let unlinked = parts.descriptors.unlinked(inode) {
-                try changeUnlinkedFile(unlinked.fd, changes: changes)
+                try unlinked.apply(changes)
                 break
             }
             if let permissions = changes.permissions { try parts.plain.changeMode(path, to: mode_t(permissions)) }
@@ -31,7 +31,7 @@ struct AttributeEditor: Sendable {
             if let size = changes.size {
                 // Through the descriptor: a file unlinked while open is still truncated.
                 let descriptor = try parts.descriptors.descriptor(of: inode, path: path, in: parts.plain, writable: true)
-                guard ftruncate(descriptor.fd, off_t(size)) == 0 else { throw Errno.current }
+                try descriptor.resize(to: size)
             }
             if changes.accessTime != nil || changes.modificationTime != nil {
                 try parts.plain.setTimes(path, access: changes.accessTime.map { timespec($0.resolved) },
@@ -57,21 +57,6 @@ struct AttributeEditor: Sendable {
             throw Errno.accessDenied
         }
         return try attributes.cachedAttributes(of: inode)
-    }
-
-    /// `setattr` of a plain file unlinked while open: through its descriptor, as its path is
-    /// gone (or names another file).
-    private func changeUnlinkedFile(_ fd: Int32, changes: AttributeChanges) throws {
-        if let permissions = changes.permissions, fchmod(fd, mode_t(permissions)) != 0 { throw Errno.current }
-        if changes.uid != nil || changes.gid != nil,
-           fchown(fd, changes.uid ?? UInt32.max, changes.gid ?? UInt32.max) != 0 { throw Errno.current }
-        if let size = changes.size, ftruncate(fd, off_t(size)) != 0 { throw Errno.current }
-        if changes.accessTime != nil || changes.modificationTime != nil {
-            let omit = timespec(tv_sec: 0, tv_nsec: LinuxCalls.timeOmit)
-            let times = [changes.accessTime.map { timespec($0.resolved) } ?? omit,
-                         changes.modificationTime.map { timespec($0.resolved) } ?? omit]
-            guard futimens(fd, times) == 0 else { throw Errno.current }
-        }
     }
 
     /// `chown` of an item: stored (``FileOwner``) and shown. Only a mount run by root may give

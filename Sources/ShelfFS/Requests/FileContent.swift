@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import FuseKit
 import Logging
 import ShelfModel
@@ -83,11 +82,7 @@ struct FileContent: Sendable {
             return []
         case .plain(let path):
             let descriptor = try parts.descriptors.descriptor(of: inode, path: path, in: parts.plain, writable: false)
-            var bytes = [UInt8](repeating: 0, count: size)
-            let count = bytes.withUnsafeMutableBytes { pread(descriptor.fd, $0.baseAddress, size, off_t(offset)) }
-            guard count >= 0 else { throw Errno.current }
-            bytes.removeSubrange(count...)
-            return bytes
+            return try descriptor.read(count: size, at: offset)
         case .status(let name):
             return Self.slice(try parts.statusFolder.snapshot(of: name).bytes, offset: Int(offset), size: size)
         }
@@ -115,15 +110,7 @@ struct FileContent: Sendable {
             return data.count
         case .plain(let path):
             let descriptor = try parts.descriptors.descriptor(of: inode, path: path, in: parts.plain, writable: true)
-            var position = off_t(offset)
-            if appending {
-                var info = stat()
-                guard fstat(descriptor.fd, &info) == 0 else { throw Errno.current }
-                position = info.st_size
-            }
-            let count = data.withUnsafeBytes { pwrite(descriptor.fd, $0.baseAddress, data.count, position) }
-            guard count >= 0 else { throw Errno.current }
-            return count
+            return try descriptor.write(data, at: appending ? nil : offset)
         case .status:
             throw Errno.accessDenied
         }
@@ -150,7 +137,7 @@ struct FileContent: Sendable {
             try parts.store.synchronize()
         case .plain(let path):
             let descriptor = try parts.descriptors.descriptor(of: inode, path: path, in: parts.plain, writable: false)
-            guard fsync(descriptor.fd) == 0 else { throw Errno.current }
+            try descriptor.synchronize()
         case .status: return
         case nil: throw Errno.noEntry
         }

@@ -60,18 +60,10 @@ struct NamespaceChanges: Sendable {
                 try saves.startNewFile(parts.inodes.inode(for: .newItemFile(pending)), at: path)
                 return CreatedFile(entry: try attributes.entry(for: .newItemFile(pending)), file: OpenedFile())
             }
-            // Opened read-write whatever the mode: the creator may write a file it makes read-only.
-            let descriptor = try parts.plain.open(path, flags: O_RDWR | O_CREAT | (flags.rawValue & O_EXCL),
-                                            mode: mode_t(mode & 0o7777))
-            do {
-                // The mode the kernel sent has the creator's umask applied already; this
-                // process's own umask must not take more bits away.
-                guard fchmod(descriptor, mode_t(mode & 0o7777)) == 0 else { throw Errno.current }
-                if let creator, fchown(descriptor, creator.uid, creator.gid) != 0 { throw Errno.current }
-            } catch {
-                close(descriptor)
-                throw error
-            }
+            let descriptor = try PlainDescriptors.create(path, in: parts.plain, exclusive: flags.exclusive, mode: mode & 0o7777)
+            // The mode the kernel sent has the creator's umask applied already; this process's
+            // own umask must not take more bits away.
+            try descriptor.apply(AttributeChanges(permissions: mode & 0o7777, uid: creator?.uid, gid: creator?.gid))
             let entry = try attributes.entry(for: .plain(path))
             parts.descriptors.keep(descriptor, for: entry.attributes.inode.rawValue)
             return CreatedFile(entry: entry, file: OpenedFile())
