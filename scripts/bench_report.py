@@ -41,6 +41,10 @@ for raw in open(sys.argv[1], encoding="utf-8"):
         times[int(field[1]), field[3], field[4]][int(field[2])] = float(field[5])
 
 
+if "baseline" in run:
+    NAMES["base"] = "shelf at %s" % run["baseline"]
+
+
 def median(n, workload, system):
     return statistics.median(times[n, workload, system].values())
 
@@ -72,6 +76,11 @@ say("Times are in seconds, each the median of %s rounds. The systems run interle
     "mounted afresh before every round after the first: its daemon keeps the last saves' bytes, "
     "which dropping the page cache does not touch, and the next round's cold reads would find them. "
     "Ratios are shelf's median over the other system's." % run["runs"])
+if "baseline" in run:
+    say("")
+    say("`shelf at %s` is Shelf built at commit %s (`BASELINE=%s`), its own library imported from "
+        "the same CSV, mounted afresh with this commit's every round: the column `shelf / shelf at %s` "
+        "is this commit's median over that one's." % ((run["baseline"],) * 4))
 say("")
 say("Systems, each over its own copy of the same generated tree (N books, `Books/`):")
 say("")
