@@ -36,6 +36,12 @@ let package = Package(
         /// The swift-testing side of the test support: the trait every suite carries, which keeps a
         /// failing test's scratch folders and removes a passing one's.
         .target(name: "TestTraits", dependencies: ["TestSupport"], path: "Tests/Support/TestTraits"),
+        /// Libraries ("devices") sharing one cloud, folder or PostgreSQL, delivered at once or late
+        /// as a file-sync tool would: the one fixture of every test with more than one device.
+        .target(name: "TestDevices", dependencies: [
+            "TestSupport", "ShelfModel", "ShelfStore", "ShelfSync",
+            .product(name: "Logging", package: "swift-log"),
+        ], path: "Tests/Support/TestDevices"),
         /// The commit a release build records (`shelf --version`), set by scripts/package.
         .target(name: "CShelfBuild"),
         .target(name: "ShelfModel"),
@@ -97,13 +103,13 @@ let package = Package(
         .testTarget(name: "ShelfImportTests", dependencies: ["TestTraits", "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfImport", "TestSupport"],
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ShelfSyncTests", dependencies: [
-            "TestTraits", "ShelfSync", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport",
+            "TestTraits", "TestDevices", "ShelfSync", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport",
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),
         .testTarget(name: "ShelfSystemTests", dependencies: ["TestTraits", "ShelfSystem", "TestSupport"]),
         .testTarget(name: "FuseKitTests", dependencies: ["TestTraits", "FuseKit", "CFuse", "ShelfSystem", "TestSupport"]),
-        .testTarget(name: "ShelfFSTests", dependencies: ["TestTraits", "ShelfFS", "ShelfStore", "ShelfSync", "ShelfModel", "ShelfMarkdown", "FuseKit", "ShelfSystem", "TestSupport"]),
+        .testTarget(name: "ShelfFSTests", dependencies: ["TestTraits", "TestDevices", "ShelfFS", "ShelfStore", "ShelfSync", "ShelfModel", "ShelfMarkdown", "FuseKit", "ShelfSystem", "TestSupport"]),
         .testTarget(name: "ShelfCLITests", dependencies: ["TestTraits", "shelf", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport"]),
     ]
 )

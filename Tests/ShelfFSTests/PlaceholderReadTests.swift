@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestDevices
 import TestSupport
 import TestTraits
 import ShelfModel
@@ -9,11 +10,11 @@ import ShelfStore
 
 /// A cloud whose downloads wait until `release()`: what a slow or stalled network looks like.
 final class StalledCloud: CloudBackend, @unchecked Sendable {
-    private let base: FolderCloud
+    private let base: any CloudBackend
     private let gate = DispatchSemaphore(value: 0)
     private let entered = DispatchSemaphore(value: 0)
 
-    init(_ base: FolderCloud) { self.base = base }
+    init(_ base: any CloudBackend) { self.base = base }
 
     /// Lets every waiting and later download through.
     func release() { for _ in 0..<64 { gate.signal() } }
@@ -153,7 +154,7 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
 /// whose downloads wait for the cloud's `release()`, beside one note of b's own.
 struct StalledLibrary {
     /// Holds the cloud and library a; removed with this.
-    let folder: TemporaryFolder
+    let devices: Devices
     let b: MountableLibrary
     let notes: [ItemRecord]
     let local: ItemRecord
@@ -162,17 +163,15 @@ struct StalledLibrary {
     let engine: SyncEngine
 
     init(notes count: Int) throws {
-        folder = try TemporaryFolder()
-        let shared = FolderCloud(folder: folder.child("cloud"))
-        let a = try LibraryStore.create(at: folder.child("a"))
+        devices = try Devices()
+        let a = try devices.library("a")
         notes = try (1...count).map { try a.insert(.note(Note(title: "Plan \($0)", content: "Read \($0).\n"))) }
-        try CloudLinking.link(a, to: shared, deviceName: "a")
-        try SyncEngine(store: a, cloud: shared).sync()
+        try devices.join(a, as: "a").sync()
 
         b = try MountableLibrary()
         local = try b.addNote("Here", content: "Already here.\n")
-        try CloudLinking.link(b.store, to: shared, deviceName: "b")
-        cloud = StalledCloud(shared)
+        try devices.link(b.store, as: "b")
+        cloud = StalledCloud(try devices.cloud(for: "b"))
         engine = SyncEngine(store: b.store, cloud: cloud)
         try engine.sync()
         let store = b.store

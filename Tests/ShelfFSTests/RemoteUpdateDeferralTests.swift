@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import Testing
+import TestDevices
 import TestSupport
 import TestTraits
 import ShelfModel
@@ -12,25 +13,23 @@ import ShelfStore
 /// cloud waits while the file has unsaved bytes — the status says so — and merges with them
 /// once they are saved. When the mount cannot tell which files are locked, every change waits.
 @Suite(.serialized, .scratchFolders) struct RemoteUpdateDeferralTests {
-    let folder: TemporaryFolder
+    let devices: Devices
     let a: LibraryStore
     let engineA: SyncEngine
     let note: ItemRecord
     let b: MountableLibrary
     let engineB: SyncEngine
+    var folder: TemporaryFolder { devices.folder }
 
     /// Device A with a shared note; device B mounted, with the note downloaded.
     init() throws {
-        folder = try TemporaryFolder()
-        let shared = FolderCloud(folder: folder.child("cloud"))
-        a = try LibraryStore.create(at: folder.child("a"))
+        devices = try Devices()
+        a = try devices.library("a")
         note = try a.insert(.note(Note(title: "Shared", content: "line one\nline two\n")))
-        try CloudLinking.link(a, to: shared, deviceName: "a")
-        engineA = SyncEngine(store: a, cloud: shared)
+        engineA = try devices.join(a, as: "a").engine
         try engineA.sync()
         b = try MountableLibrary()
-        try CloudLinking.link(b.store, to: shared, deviceName: "b")
-        engineB = SyncEngine(store: b.store, cloud: shared)
+        engineB = try devices.join(b.store, as: "b").engine
         try engineB.sync()
         try engineB.download(note.item.id)
     }

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+import TestDevices
 import TestSupport
 import TestTraits
 import FuseKit
@@ -14,23 +15,22 @@ import ShelfStore
     /// Two devices sharing a folder cloud and a two-paragraph note; `here` is the one whose
     /// mount (the filesystem, driven without a kernel) saves while its sync pulls.
     struct TwoDevices {
-        let folder: TemporaryFolder
-        let shared: FolderCloud
+        let devices: Devices
+        let shared: any CloudBackend
         let here: LibraryStore
         let there: LibraryStore
         let note: ItemRecord
 
         init() throws {
-            folder = try TemporaryFolder()
-            shared = FolderCloud(folder: folder.child("cloud"))
-            here = try LibraryStore.create(at: folder.child("here"))
+            devices = try Devices()
+            shared = try devices.cloud(for: "here")
+            here = try devices.library("here")
             note = try here.insert(.note(Note(title: "Two hands", content: "alpha: start\n\nbeta: start\n")))
             _ = try here.insert(.note(Note(title: "Other", content: "other: start\n")))
-            try CloudLinking.link(here, to: shared, deviceName: "here", downloadAll: true)
-            try SyncEngine(store: here, cloud: shared).sync()
-            there = try LibraryStore.create(at: folder.child("there"))
-            try CloudLinking.link(there, to: shared, deviceName: "there", downloadAll: true)
-            try SyncEngine(store: there, cloud: shared).sync()
+            try devices.join(here, as: "here", downloadAll: true).sync()
+            let there = try devices.device("there", downloadAll: true)
+            try there.sync()
+            self.there = there.store
         }
 
         /// Rewrites the note `id` on the other device as a whole file, and pushes it.

@@ -2,6 +2,7 @@ import Foundation
 import ShelfModel
 import ShelfStore
 import Testing
+import TestDevices
 import TestSupport
 import TestTraits
 @testable import ShelfSync

@@ -4,6 +4,7 @@ import ShelfModel
 import ShelfStore
 import Synchronization
 import Testing
+import TestDevices
 import TestSupport
 import TestTraits
 @testable import ShelfSync
@@ -124,11 +125,9 @@ import TestTraits
         let devices = try Devices(delayed: true)
         var linked: [Device] = []
         for name in ["a", "b"] {
-            let folder = devices.cloudFolder(for: name)
-            try FileManager.default.createDirectory(at: folder.appendingPathComponent(".stfolder"), withIntermediateDirectories: true)
-            let store = try LibraryStore.create(at: devices.folder.child(name))
-            try CloudLinking.link(store, to: FolderCloud(folder: folder), deviceName: name)
-            linked.append(Device(store: store, engine: SyncEngine(store: store, cloud: FolderCloud(folder: folder))))
+            try FileManager.default.createDirectory(at: devices.cloudFolder(for: name).appendingPathComponent(".stfolder"),
+                                                    withIntermediateDirectories: true)
+            linked.append(try devices.device(name, delivering: false))
         }
         let (a, b) = (linked[0], linked[1])
         let fromA = try a.write("Notes/From a.md", "made on a\n")
@@ -164,7 +163,7 @@ import TestTraits
         try a.sync()
         let cloudB = devices.cloudFolder(for: "b")
         try FileManager.default.createDirectory(at: cloudB.appendingPathComponent(".stfolder"), withIntermediateDirectories: true)
-        let store = try LibraryStore.create(at: devices.folder.child("b"))
+        let store = try devices.library("b")
 
         let said = SaidLines()
         let linking = ProbedThread("link --join") {
@@ -177,14 +176,14 @@ import TestTraits
         try devices.deliver()
         try linking.finish(within: .seconds(10))
         #expect(try store.cloudLink()?.cloud == (try FolderCloud(folder: devices.cloudFolder(for: "a")).identity().cloud))
-        let b = Device(store: store, engine: SyncEngine(store: store, cloud: FolderCloud(folder: cloudB)))
+        let b = try devices.device("b", linked: store)
         try b.sync()
         #expect(try b.text(id: id) == "from a\n")
 
         // Parts of a cloud without its identity are a cloud on its way, not someone's files.
         let partial = devices.folder.child("partial")
         try FileManager.default.createDirectory(at: partial.appendingPathComponent("log"), withIntermediateDirectories: true)
-        let other = try LibraryStore.create(at: devices.folder.child("c"))
+        let other = try devices.library("c")
         #expect(throws: SyncError.cloudDidNotArrive(location: partial.path, seconds: 0)) {
             try CloudLinking.link(other, to: FolderCloud(folder: partial), deviceName: "c", wait: 0.3)
         }

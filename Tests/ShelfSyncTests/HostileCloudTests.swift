@@ -3,6 +3,7 @@ import Glibc
 import ShelfModel
 import ShelfStore
 import Testing
+import TestDevices
 import TestSupport
 import TestTraits
 @testable import ShelfSync

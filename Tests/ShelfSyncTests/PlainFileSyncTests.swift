@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import ShelfStore
 import Testing
+import TestDevices
 @testable import ShelfSync
 import TestTraits
 

@@ -3,6 +3,7 @@ import Logging
 import PostgresNIO
 import ShelfStore
 import Testing
+import TestDevices
 import TestSupport
 import TestTraits
 @testable import ShelfSync
@@ -32,7 +33,7 @@ import TestTraits
         // A CA that did not sign the server's certificate: no connection, and a reason.
         var stranger = verified.address
         stranger.rootCertificate = server.certificates.otherAuthority.path
-        let store = try LibraryStore.create(at: devices.folder.child("stranger"))
+        let store = try devices.library("stranger")
         let error = try #require(throws: (any Error).self) {
             try CloudLinking.link(store, to: try stranger.cloud(environment: ["PGPASSWORD": verified.password]), deviceName: "stranger")
         }

@@ -3,6 +3,7 @@ import Synchronization
 import ShelfModel
 import ShelfStore
 import Testing
+import TestDevices
 import TestSupport
 import TestTraits
 @testable import ShelfSync
@@ -388,13 +389,12 @@ import TestTraits
         // A library joining a cloud that has an item at a path it uses too.
         let devices = try Devices()
         let a = try devices.device("a")
-        let joining = try LibraryStore.create(at: devices.folder.child("b"))
+        let joining = try devices.library("b")
         _ = try joining.write { try $0.saveFile(Data("b's plan\n".utf8), of: .generate(), kind: .note, at: "Notes/Plan.md",
                                                  basedOn: nil, modified: Date()) }
         _ = try a.write("Notes/Plan.md", "a's plan\n")
         try a.sync()
-        try CloudLinking.link(joining, to: try devices.cloud(for: "b"), deviceName: "b")
-        let b = Device(store: joining, engine: SyncEngine(store: joining, cloud: try devices.cloud(for: "b")))
+        let b = try devices.join(joining, as: "b")
         try devices.settle(b, a)
         for device in [a, b] {
             let files = try device.files()

@@ -1,15 +1,15 @@
 import Foundation
 import TestSupport
-@testable import ShelfSync
+import ShelfSync
 
 /// PostgreSQL clouds on the test run's throw-away servers, each made as an administrator
 /// would: the SQL `shelf cloud setup-sql` prints, then a password for its role.
-enum TestClouds {
-    static let database = "shelf_tests"
+public enum TestClouds {
+    public static let database = "shelf_tests"
 
     /// A new cloud on `server` (the shared one by default): its address (with `settings`, no
     /// password) and its role's password.
-    static func makeCloud(on server: PostgresServer? = nil, settings: String = "sslmode=disable") throws -> (address: PostgresAddress, password: String) {
+    public static func makeCloud(on server: PostgresServer? = nil, settings: String = "sslmode=disable") throws -> (address: PostgresAddress, password: String) {
         let server = try server ?? PostgresServer.shared()
         let role = "cloud_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(12).lowercased()
         let password = "pw-" + UUID().uuidString

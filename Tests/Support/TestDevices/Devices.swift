@@ -4,33 +4,34 @@ import ShelfModel
 import ShelfStore
 import Testing
 import TestSupport
-@testable import ShelfSync
+import ShelfSync
 
 /// The backends the cloud behaviour tests run against.
-enum CloudKind: String, CaseIterable, Sendable {
+public enum CloudKind: String, CaseIterable, Sendable {
     case folder
     /// A schema of its own on the test run's throw-away PostgreSQL server.
     case postgres
 }
 
-/// Libraries ("devices") sharing one cloud, all in one temporary folder.
+/// Libraries ("devices") sharing one cloud, all in one temporary folder: the one way tests
+/// make devices that share a cloud.
 ///
 /// `delayed` (folder clouds): each device has its own copy of the cloud folder, and files
 /// reach the other copies only when the test calls ``deliver()`` — a file-sync tool such as
 /// Syncthing, which lets two devices push before either sees the other's change.
-final class Devices {
-    let folder: TemporaryFolder
-    let kind: CloudKind
+public final class Devices {
+    public let folder: TemporaryFolder
+    public let kind: CloudKind
     private let delayed: Bool
     /// Files a delivery copied, as `cloud-<device>/<path>`: every other file a device wrote.
     private var delivered: Set<String> = []
     /// Paths that more than one device wrote in its own copy of the cloud: a file-sync tool
     /// sees two writers of one file there (Syncthing: a conflict).
-    private(set) var writtenByTwo: Set<String> = []
+    public private(set) var writtenByTwo: Set<String> = []
     /// A PostgreSQL cloud's address and password; nil for folder clouds.
     private let postgres: (address: PostgresAddress, password: String)?
 
-    init(delayed: Bool = false, cloud kind: CloudKind = .folder) throws {
+    public init(delayed: Bool = false, cloud kind: CloudKind = .folder) throws {
         precondition(!delayed || kind == .folder, "only folder clouds deliver late")
         folder = try TemporaryFolder()
         self.delayed = delayed
@@ -39,7 +40,7 @@ final class Devices {
     }
 
     /// Devices of the PostgreSQL cloud at `address`, whose role logs in with `password`.
-    init(address: PostgresAddress, password: String) throws {
+    public init(address: PostgresAddress, password: String) throws {
         folder = try TemporaryFolder()
         delayed = false
         kind = .postgres
@@ -47,26 +48,53 @@ final class Devices {
     }
 
     /// The cloud `name` sees.
-    func cloud(for name: String) throws -> any CloudBackend {
+    public func cloud(for name: String) throws -> any CloudBackend {
         guard let postgres else { return FolderCloud(folder: cloudFolder(for: name)) }
         return try postgres.address.cloud(environment: ["PGPASSWORD": postgres.password])
     }
 
     /// The folder of the folder cloud `name` sees.
-    func cloudFolder(for name: String) -> URL {
+    public func cloudFolder(for name: String) -> URL {
         precondition(kind == .folder, "only folder clouds have a folder")
         return folder.child(delayed ? "cloud-" + name : "cloud")
     }
 
-    /// A new library linked to the cloud under `name`.
-    func device(_ name: String, cacheLimit: Int? = nil) throws -> Device {
-        let store = try LibraryStore.create(at: folder.child(name))
+    /// A new library linked to the cloud under `name`. `downloadAll`, `cacheLimit`: as
+    /// ``CloudLinking/link(_:to:deviceName:downloadAll:cacheLimit:join:wait:progress:)``;
+    /// `delivering`: as ``link(_:as:downloadAll:cacheLimit:delivering:)``.
+    public func device(_ name: String, downloadAll: Bool = false, cacheLimit: Int? = nil, delivering: Bool = true) throws -> Device {
+        try join(try library(name), as: name, downloadAll: downloadAll, cacheLimit: cacheLimit, delivering: delivering)
+    }
+
+    /// A new library not linked to any cloud yet, in this folder under `name`: for a library that
+    /// holds something before it joins, or whose link is what the test is about.
+    public func library(_ name: String) throws -> LibraryStore {
+        try LibraryStore.create(at: folder.child(name))
+    }
+
+    /// Links `store` (a library of this fixture or one made elsewhere, such as a mountable one)
+    /// to the cloud under `name`, and returns it as a device.
+    public func join(_ store: LibraryStore, as name: String, downloadAll: Bool = false, cacheLimit: Int? = nil,
+                     delivering: Bool = true) throws -> Device {
+        try link(store, as: name, downloadAll: downloadAll, cacheLimit: cacheLimit, delivering: delivering)
+        return try device(name, linked: store)
+    }
+
+    /// Links `store` to the cloud under `name`. Delayed clouds deliver before and after, so a
+    /// cloud another device made reaches this one first and it joins that one; `delivering:
+    /// false` links before anything arrives, as a device that makes a cloud of its own.
+    public func link(_ store: LibraryStore, as name: String, downloadAll: Bool = false, cacheLimit: Int? = nil,
+                     delivering: Bool = true) throws {
         // A device's copy of the cloud folder exists before it links, so the cloud already made
         // reaches it first and it joins that one, as a file-sync tool shares one folder.
         if delayed { try FileManager.default.createDirectory(at: cloudFolder(for: name), withIntermediateDirectories: true) }
-        try deliver()
-        try CloudLinking.link(store, to: try cloud(for: name), deviceName: name, cacheLimit: cacheLimit)
-        try deliver()
+        if delivering { try deliver() }
+        try CloudLinking.link(store, to: try cloud(for: name), deviceName: name, downloadAll: downloadAll, cacheLimit: cacheLimit)
+        if delivering { try deliver() }
+    }
+
+    /// `store`, already linked to the cloud under `name`, with its sync engine.
+    public func device(_ name: String, linked store: LibraryStore) throws -> Device {
         // SHELF_SYNC_TRACE=1: every resolution and conflict on stderr (ChangeApplier's trace).
         var logger = Logger(label: "shelf.sync.\(name)")
         if ProcessInfo.processInfo.environment["SHELF_SYNC_TRACE"] != nil { logger.logLevel = .debug }
@@ -74,7 +102,7 @@ final class Devices {
     }
 
     /// Devices a, b and c, each holding the note at `path` with `text`; returns them and its id.
-    func threeHolding(_ path: String, _ text: String) throws -> (Device, Device, Device, ItemID) {
+    public func threeHolding(_ path: String, _ text: String) throws -> (Device, Device, Device, ItemID) {
         let a = try device("a")
         let b = try device("b")
         let c = try device("c")
@@ -87,7 +115,7 @@ final class Devices {
     /// tool would (each file whole, under its name). `only`: copies just the files it picks (by
     /// path in the cloud and the device that would receive it), as a tool that delivers in any
     /// order and is cut off midway.
-    func deliver(only picks: ((_ path: String, _ to: String) -> Bool)? = nil) throws {
+    public func deliver(only picks: ((_ path: String, _ to: String) -> Bool)? = nil) throws {
         guard delayed else { return }
         let manager = FileManager.default
         let clouds = try manager.contentsOfDirectory(atPath: folder.url.path).filter { $0.hasPrefix("cloud-") }.sorted()
@@ -118,9 +146,9 @@ final class Devices {
 
     /// Delivers and syncs every device until a whole round moves nothing; throws
     /// ``NotSettled`` if rounds keep moving changes (sync going round in circles).
-    func settle(_ devices: Device...) throws { try settle(devices) }
+    public func settle(_ devices: Device...) throws { try settle(devices) }
 
-    func settle(_ devices: [Device]) throws {
+    public func settle(_ devices: [Device]) throws {
         for _ in 0..<Self.settleRounds {
             var moved = 0
             for device in devices {
@@ -134,22 +162,27 @@ final class Devices {
     }
 
     /// Rounds enough for any test's devices to agree; more means changes echo for ever.
-    static let settleRounds = 20
+    public static let settleRounds = 20
 
-    struct NotSettled: Error, CustomStringConvertible {
-        var description: String { "devices still moved changes after \(Devices.settleRounds) rounds of sync" }
+    public struct NotSettled: Error, CustomStringConvertible {
+        public var description: String { "devices still moved changes after \(Devices.settleRounds) rounds of sync" }
     }
 }
 
 /// One library and its sync engine, with the file operations a test needs.
-struct Device {
-    let store: LibraryStore
-    let engine: SyncEngine
+public struct Device {
+    public let store: LibraryStore
+    public let engine: SyncEngine
+
+    public init(store: LibraryStore, engine: SyncEngine) {
+        self.store = store
+        self.engine = engine
+    }
 
     /// Saves `text` as the whole file at `path` (a new item if none is there), as a save
     /// through the mount would; returns the item's id.
     @discardableResult
-    func write(_ path: String, _ text: String, modified: Date = Date()) throws -> ItemID {
+    public func write(_ path: String, _ text: String, modified: Date = Date()) throws -> ItemID {
         let kind: ItemKind = path.hasPrefix("Books/") ? .book : .note
         return try store.write { writer in
             let id = try writer.record(atPath: path)?.item.id ?? .generate()
@@ -157,10 +190,9 @@ struct Device {
         }
     }
 
-    /// The file at `path` as reading it shows: downloaded first if it is a placeholder.
     /// Writes a plain file (an attachment, a setting) as the mount would, into the library's
     /// plain-file area.
-    func writePlain(_ path: String, _ bytes: Data, modified: Date? = nil) throws {
+    public func writePlain(_ path: String, _ bytes: Data, modified: Date? = nil) throws {
         let url = store.plainFilesFolder.appendingPathComponent(path)
         try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
         try bytes.write(to: url)
@@ -168,7 +200,7 @@ struct Device {
     }
 
     /// Every plain file's bytes by path (folders as empty `Data`), what the mount shows besides items.
-    func plainFiles() -> [String: Data] {
+    public func plainFiles() -> [String: Data] {
         var files: [String: Data] = [:]
         let root = store.plainFilesFolder.path
         for path in FileManager.default.subpaths(atPath: root) ?? [] where !path.hasPrefix(".shelf-tmp") {
@@ -179,18 +211,19 @@ struct Device {
         return files
     }
 
-    func text(_ path: String) throws -> String? {
+    /// The file at `path` as reading it shows: downloaded first if it is a placeholder.
+    public func text(_ path: String) throws -> String? {
         guard let id = try store.record(atPath: path)?.item.id else { return nil }
         return try text(id: id)
     }
 
-    func text(id: ItemID) throws -> String? {
+    public func text(id: ItemID) throws -> String? {
         try engine.download(id)
         return try store.record(id: id)?.text
     }
 
     /// Every live file, by path, downloaded first: what reading them all would show.
-    func files() throws -> [String: Data] {
+    public func files() throws -> [String: Data] {
         try engine.downloadAll()
         var files: [String: Data] = [:]
         try store.forEachFile { files[$0] = $1 }
@@ -198,13 +231,13 @@ struct Device {
     }
 
     @discardableResult
-    func sync() throws -> SyncEngine.Report { try engine.sync() }
+    public func sync() throws -> SyncEngine.Report { try engine.sync() }
 }
 
 extension Devices {
     /// Every one of `devices` holds the same files: `path` reads `text`, beside exactly one
     /// conflict copy, which holds `copy`.
-    func expectAgreed(_ devices: [Device], on path: String, reading text: String, oneCopyHolding copy: String,
+    public func expectAgreed(_ devices: [Device], on path: String, reading text: String, oneCopyHolding copy: String,
                       sourceLocation: SourceLocation = #_sourceLocation) throws {
         let first = try devices[0].files()
         for device in devices {
