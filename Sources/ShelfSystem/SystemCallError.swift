@@ -11,5 +11,8 @@ public struct SystemCallError: Error, Sendable, CustomStringConvertible {
         self.code = errno
     }
 
-    public var description: String { "cannot \(operation): \(String(cString: strerror(code)))" }
+    public var description: String { "cannot \(operation): \(Self.reason(of: code))" }
+
+    /// The system's words for errno `code` (`No such file or directory`).
+    public static func reason(of code: Int32) -> String { String(cString: strerror(code)) }
 }

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import ShelfSystem
 
 /// One short line for why a file operation failed, for messages shown to people.
 ///
@@ -34,6 +32,6 @@ public enum ErrorReason {
     }
 
     private static func strerror(_ code: Int32) -> String {
-        String(cString: Glibc.strerror(code))
+        SystemCallError.reason(of: code)
     }
 }
