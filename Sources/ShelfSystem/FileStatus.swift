@@ -11,17 +11,6 @@ public struct FileStatus: Sendable {
         public var seconds: Int
         public var nanoseconds: Int
 
-        public init(seconds: Int, nanoseconds: Int) {
-            self.seconds = seconds
-            self.nanoseconds = nanoseconds
-        }
-
-        /// `date` cut to whole seconds and the nanoseconds past them.
-        public init(_ date: Date) {
-            let seconds = date.timeIntervalSince1970.rounded(.down)
-            self.init(seconds: Int(seconds), nanoseconds: Int((date.timeIntervalSince1970 - seconds) * 1e9))
-        }
-
         public var date: Date { Date(timeIntervalSince1970: Double(seconds) + Double(nanoseconds) / 1e9) }
     }
 
@@ -56,5 +45,13 @@ public struct FileStatus: Sendable {
         mode = UInt32(info.st_mode & 0o7777)
         size = Int(info.st_size)
         modified = Time(seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
+    }
+}
+
+extension FileStatus.Time {
+    /// `date` cut to whole seconds and the nanoseconds past them.
+    public init(_ date: Date) {
+        let seconds = date.timeIntervalSince1970.rounded(.down)
+        self.init(seconds: Int(seconds), nanoseconds: Int((date.timeIntervalSince1970 - seconds) * 1e9))
     }
 }

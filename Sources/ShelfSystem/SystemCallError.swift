@@ -7,8 +7,13 @@ public struct SystemCallError: Error, Sendable, CustomStringConvertible {
 
     /// Captures the current errno.
     public init(_ operation: String) {
+        self.init(operation, code: errno)
+    }
+
+    /// For a call that returns its error number rather than setting errno (`posix_spawn`).
+    public init(_ operation: String, code: Int32) {
         self.operation = operation
-        self.code = errno
+        self.code = code
     }
 
     public var description: String { "cannot \(operation): \(Self.reason(of: code))" }
