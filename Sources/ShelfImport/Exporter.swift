@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import ShelfStore
 import ShelfSystem
 
@@ -87,7 +86,7 @@ public enum Exporter {
         /// after one `sync()`: 10,000 fsyncs would cost far more than the writes themselves.
         var staged: [(temporary: String, target: URL)] = []
         var existingFolders = Set<URL>()
-        defer { staged.forEach { unlink($0.temporary) } }
+        defer { staged.forEach { try? FileEntries.removeFile($0.temporary) } }
         /// Stages `data` for `path` unless the folder has it already; `prepare` sets what the
         /// staged file carries besides its bytes.
         func place(_ data: Data, at path: String, prepare: (String) throws -> Void = { _ in }) {
@@ -145,11 +144,11 @@ public enum Exporter {
                             try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
                         }
                     case .file:
-                        guard let data = FileManager.default.contents(atPath: from), let shape = PlainTree.modeAndTime(of: from) else {
+                        guard let data = FileManager.default.contents(atPath: from), let shape = FileStatus(of: from) else {
                             throw SystemCallError("read")
                         }
                         summary.otherFiles += 1
-                        place(data, at: entry.path) { try PlainTree.apply(mode: shape.mode, modified: shape.modified, to: $0) }
+                        place(data, at: entry.path) { try PlainTree.apply(shape, to: $0) }
                     case .symlink(let destination):
                         summary.otherFiles += 1
                         manifest.files[entry.path] = "symlink:" + PlainTree.fingerprint(of: Data(destination.utf8))
@@ -171,7 +170,7 @@ public enum Exporter {
         }
         exportPlainFiles()
         if !staged.isEmpty {
-            syncStagedFiles()
+            AtomicFile.syncStagedFiles()
             while let (temporary, target) = staged.popLast() {
                 do {
                     try AtomicFile.publish(temporary, as: target.path)
@@ -199,7 +198,7 @@ public enum Exporter {
         let root = folder.standardizedFileURL.path
         for changed in Set(changedFolders.map(\.standardizedFileURL)).sorted(by: { $0.path < $1.path })
         where changed.path.hasPrefix(root) && fileManager.fileExists(atPath: changed.path) {
-            try attempt(changed) { try syncFolder(changed) }
+            try attempt(changed) { try AtomicFile.syncFolder(changed.path) }
         }
 
         // Last, so that a manifest on disk never lists a path before its file is durable; and
@@ -209,23 +208,9 @@ public enum Exporter {
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         try attempt(manifestURL) {
             try AtomicFile.write(encoder.encode(manifest), to: manifestURL.path)
-            try syncFolder(folder)
+            try AtomicFile.syncFolder(folder.path)
         }
         return summary
-    }
-
-    /// Makes every staged file durable in one call. `sync()` rather than `syncfs()` (which
-    /// Glibc's Swift module does not expose): on Linux it returns once the data is written.
-    private static func syncStagedFiles() {
-        sync()
-    }
-
-    /// Makes a rename in `folder` durable.
-    private static func syncFolder(_ folder: URL) throws {
-        let descriptor = open(folder.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        guard descriptor >= 0 else { throw SystemCallError("open folder \(folder.lastPathComponent)") }
-        defer { close(descriptor) }
-        guard fsync(descriptor) == 0 else { throw SystemCallError("sync folder \(folder.lastPathComponent)") }
     }
 
     /// Removes `start` and its parents while they are empty, never `root` itself; returns the

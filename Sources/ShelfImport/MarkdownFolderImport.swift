@@ -98,8 +98,8 @@ enum MarkdownFolderImport {
                     try PlainTree.placeSymlink(to: destination, at: target)
                 default:
                     try AtomicFile.write(Data(contentsOf: URL(fileURLWithPath: source)), to: target)
-                    if let shape = PlainTree.modeAndTime(of: source) {
-                        try PlainTree.apply(mode: shape.mode, modified: shape.modified, to: target)
+                    if let shape = FileStatus(of: source) {
+                        try PlainTree.apply(shape, to: target)
                     }
                 }
                 summary.otherFiles += 1

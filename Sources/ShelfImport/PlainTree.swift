@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import ShelfStore
 import ShelfSystem
 
@@ -49,36 +48,24 @@ enum PlainTree {
 
     /// What is at `path` (not following a symlink), or nil if nothing is.
     static func kind(at path: String) -> Kind {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return .other }
-        switch info.st_mode & S_IFMT {
-        case S_IFDIR: return .folder
-        case S_IFREG: return .file
-        case S_IFLNK: return .symlink(target: (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "")
-        default: return .other
+        switch FileStatus(of: path)?.kind {
+        case .folder: .folder
+        case .file: .file
+        case .symlink: .symlink(target: (try? FileManager.default.destinationOfSymbolicLink(atPath: path)) ?? "")
+        case .other, nil: .other
         }
     }
 
-    /// The file's mode bits and modification time, which a copy keeps.
-    static func modeAndTime(of path: String) -> (mode: mode_t, modified: timespec)? {
-        var info = stat()
-        guard lstat(path, &info) == 0 else { return nil }
-        return (info.st_mode & 0o7777, info.st_mtim)
-    }
-
-    /// Gives the file at `path` `mode`, and `modified` as its modification and access time.
-    static func apply(mode: mode_t, modified: timespec, to path: String) throws(SystemCallError) {
-        guard chmod(path, mode) == 0 else { throw SystemCallError("chmod \((path as NSString).lastPathComponent)") }
-        let times = [modified, modified]
-        guard utimensat(AT_FDCWD, path, times, 0) == 0 else {
-            throw SystemCallError("set times of \((path as NSString).lastPathComponent)")
-        }
+    /// Gives the file at `path` the mode bits and modification time of `source`, as a copy keeps them.
+    static func apply(_ source: FileStatus, to path: String) throws(SystemCallError) {
+        try FileMetadata.setMode(source.mode, of: path)
+        try FileMetadata.setModified(source.modified, of: path)
     }
 
     /// Makes `path` a symlink to `target`, replacing whatever file or symlink is there.
     static func placeSymlink(to target: String, at path: String) throws(SystemCallError) {
         let temporary = (path as NSString).deletingLastPathComponent + "/" + AtomicFile.temporaryName()
-        guard symlink(target, temporary) == 0 else { throw SystemCallError("symlink \((path as NSString).lastPathComponent)") }
+        try FileEntries.makeSymlink(at: temporary, to: target)
         try AtomicFile.publish(temporary, as: path)
     }
 

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#else
-import Darwin
-#endif
+import Foundation  // memchr and memcmp, from the C library
 
 /// A file's text as the parsers see it: UTF-8 bytes cut into numbered lines.
 ///

@@ -81,5 +81,20 @@ public enum AtomicFile {
         }
     }
 
+    /// Makes every staged file durable in one call, for a caller that staged many without
+    /// `durably`. `sync()` rather than `syncfs()` (which Glibc's Swift module does not expose):
+    /// on Linux it returns once the data is written.
+    public static func syncStagedFiles() {
+        sync()
+    }
+
+    /// Makes the renames in the folder at `path` durable.
+    public static func syncFolder(_ path: String) throws(SystemCallError) {
+        let descriptor = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard descriptor >= 0 else { throw SystemCallError("open folder \(name(of: path))") }
+        defer { close(descriptor) }
+        guard fsync(descriptor) == 0 else { throw SystemCallError("sync folder \(name(of: path))") }
+    }
+
     private static func name(of path: String) -> String { (path as NSString).lastPathComponent }
 }

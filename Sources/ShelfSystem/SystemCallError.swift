@@ -7,9 +7,17 @@ public struct SystemCallError: Error, Sendable, CustomStringConvertible {
 
     /// Captures the current errno.
     public init(_ operation: String) {
-        self.operation = operation
-        self.code = errno
+        self.init(operation, code: errno)
     }
 
-    public var description: String { "cannot \(operation): \(String(cString: strerror(code)))" }
+    /// For a call that returns its error number rather than setting errno (`posix_spawn`).
+    public init(_ operation: String, code: Int32) {
+        self.operation = operation
+        self.code = code
+    }
+
+    public var description: String { "cannot \(operation): \(Self.reason(of: code))" }
+
+    /// The system's words for errno `code` (`No such file or directory`).
+    public static func reason(of code: Int32) -> String { String(cString: strerror(code)) }
 }

@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import ShelfSystem
 
 /// sd_notify(3) without libsystemd: one datagram to the socket systemd names in
 /// `$NOTIFY_SOCKET` (a path, or `@name` for the abstract namespace), so a `Type=notify` unit
@@ -10,24 +8,12 @@ import Glibc
 enum SystemdNotifier {
     static func send(_ state: String) {
         guard let socketPath = ProcessInfo.processInfo.environment["NOTIFY_SOCKET"], !socketPath.isEmpty else { return }
-        var nameBytes = Array(socketPath.utf8)
-        if nameBytes.first == UInt8(ascii: "@") { nameBytes[0] = 0 }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let capacity = MemoryLayout.size(ofValue: address.sun_path)
-        guard nameBytes.count < capacity else { return }
-        withUnsafeMutableBytes(of: &address.sun_path) { buffer in
-            buffer.copyBytes(from: nameBytes)
-        }
-        let descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-        guard descriptor >= 0 else { return }
-        defer { close(descriptor) }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + nameBytes.count)
-        let message = Array(state.utf8)
-        _ = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { socketAddress in
-                sendto(descriptor, message, message.count, Int32(MSG_NOSIGNAL), socketAddress, length)
-            }
+        var name = Array(socketPath.utf8)
+        if name.first == UInt8(ascii: "@") { name[0] = 0 }
+        guard let socket = try? UnixSocket.open(.datagram, for: "notify systemd") else { return }
+        defer { socket.close() }
+        _ = UnixSocket.withAddress(name) { address, length in
+            socket.sendDatagram(Array(state.utf8), to: address, length: length)
         }
     }
 }

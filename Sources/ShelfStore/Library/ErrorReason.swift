@@ -1,7 +1,5 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
+import ShelfSystem
 
 /// One short line for why a file operation failed, for messages shown to people.
 ///
@@ -10,30 +8,26 @@ import Glibc
 /// system's own words (`No such file or directory`). Shelf's own errors keep their text.
 public enum ErrorReason {
     public static func of(_ error: any Error) -> String {
-        if let posix = error as? POSIXError { return strerror(posix.code.rawValue) }
+        if let posix = error as? POSIXError { return SystemCallError.reason(of: posix.code.rawValue) }
         let nsError = error as NSError
         guard nsError.domain == NSCocoaErrorDomain || nsError.domain == NSPOSIXErrorDomain else {
             return String(describing: error)
         }
-        if nsError.domain == NSPOSIXErrorDomain { return strerror(Int32(nsError.code)) }
+        if nsError.domain == NSPOSIXErrorDomain { return SystemCallError.reason(of: Int32(nsError.code)) }
         if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain {
-            return strerror(Int32(underlying.code))
+            return SystemCallError.reason(of: Int32(underlying.code))
         }
         switch CocoaError.Code(rawValue: nsError.code) {
-        case .fileNoSuchFile, .fileReadNoSuchFile: return strerror(ENOENT)
-        case .fileReadNoPermission, .fileWriteNoPermission: return strerror(EACCES)
-        case .fileWriteOutOfSpace: return strerror(ENOSPC)
-        case .fileWriteVolumeReadOnly: return strerror(EROFS)
-        case .fileWriteFileExists: return strerror(EEXIST)
+        case .fileNoSuchFile, .fileReadNoSuchFile: return SystemCallError.reason(of: ENOENT)
+        case .fileReadNoPermission, .fileWriteNoPermission: return SystemCallError.reason(of: EACCES)
+        case .fileWriteOutOfSpace: return SystemCallError.reason(of: ENOSPC)
+        case .fileWriteVolumeReadOnly: return SystemCallError.reason(of: EROFS)
+        case .fileWriteFileExists: return SystemCallError.reason(of: EEXIST)
         case .fileReadCorruptFile, .fileReadUnknownStringEncoding, .fileReadInapplicableStringEncoding:
             return "the file is not text in the expected encoding"
         default:
             let text = nsError.localizedDescription
             return text.contains("Error Domain=") ? "error \(nsError.code) from the file system" : text
         }
-    }
-
-    private static func strerror(_ code: Int32) -> String {
-        String(cString: Glibc.strerror(code))
     }
 }

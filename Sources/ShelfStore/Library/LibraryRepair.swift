@@ -1,7 +1,7 @@
 import Foundation
-import Glibc
 import GRDB
 import ShelfModel
+import ShelfSystem
 
 /// An item a repair moved to the trash, and why.
 public struct RepairedItem: Hashable, Sendable {
@@ -34,7 +34,7 @@ extension LibraryStore {
             folders.append((folders.last.map { $0 + "/" } ?? "") + component)
         }
         for folder in folders.reversed() where ItemKind(folderName: folder) == nil {
-            guard rmdir(plainFilesFolder.path + "/" + folder) == 0 else { break }
+            guard (try? FileEntries.removeEmptyFolder(plainFilesFolder.path + "/" + folder)) != nil else { break }
         }
     }
 }

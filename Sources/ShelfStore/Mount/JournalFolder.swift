@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import ShelfModel
 import ShelfSystem
 
@@ -56,7 +55,7 @@ public struct JournalFolder: Sendable {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []
         return names.compactMap { name -> pid_t? in
             guard name.hasSuffix(".targets"), let pid = pid_t(name.dropLast(".targets".count)) else { return nil }
-            return pid != getpid() && !ProcessStatus.isRunning(pid) ? pid : nil
+            return pid != ProcessInfo.processInfo.processIdentifier && !ProcessStatus.isRunning(pid) ? pid : nil
         }.sorted()
     }
 
@@ -78,7 +77,7 @@ public struct JournalFolder: Sendable {
     package func setAsidePath(of name: String) -> String {
         var candidate = "\(path)/set-aside/\(name).bytes"
         var number = 2
-        while access(candidate, F_OK) == 0 {
+        while FileManager.default.fileExists(atPath: candidate) {
             candidate = "\(path)/set-aside/\(name)-\(number).bytes"
             number += 1
         }
@@ -87,13 +86,16 @@ public struct JournalFolder: Sendable {
 
     /// Moves the entry at `from` to `aside` with its explanation; false if it could not move.
     package func move(_ from: String, aside: String, target: Target, reason: String) -> Bool {
-        mkdir(String(aside[..<aside.lastIndex(of: "/")!]), 0o700)
+        try? FileManager.default.createDirectory(atPath: String(aside[..<aside.lastIndex(of: "/")!]),
+                                                 withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         explain(aside, target: target, reason: reason)
-        guard rename(from, aside) == 0 else {
-            unlink(Self.whyPath(of: aside))
+        do {
+            try FileEntries.rename(from, to: aside)
+            return true
+        } catch {
+            try? FileEntries.removeFile(Self.whyPath(of: aside))
             return false
         }
-        return true
     }
 
     /// Writes why the entry set aside at `aside` was not saved.
@@ -105,8 +107,8 @@ public struct JournalFolder: Sendable {
 
     /// Removes the entry set aside at `aside`, with its explanation.
     package func removeAside(_ aside: String) {
-        unlink(aside)
-        unlink(Self.whyPath(of: aside))
+        try? FileEntries.removeFile(aside)
+        try? FileEntries.removeFile(Self.whyPath(of: aside))
     }
 
     private static func whyPath(of bytes: String) -> String {

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import ShelfSystem
 
 /// The channel through which `shelf` commands reach the running mounts of their library, so a
@@ -39,7 +38,7 @@ public enum MountControl {
                 let answer = try request("commit", to: name, in: folder, timeout: timeout)
                 return answer == "ok" ? nil : "the mount (\(name)) could not commit its pending saves: \(answer)"
             } catch let error as SystemCallError where error.code == ECONNREFUSED {
-                unlink(folder.appendingPathComponent(name).path)  // its mount process is gone
+                try? FileEntries.removeFile(folder.appendingPathComponent(name).path)  // its mount process is gone
                 return nil
             } catch let error as SystemCallError where error.code == ENOENT {
                 return nil  // unmounted meanwhile
@@ -61,13 +60,12 @@ public enum MountControl {
 
     private static func request(_ line: String, to name: String, in folder: URL, timeout: Duration) throws -> String {
         try withShortAddress(of: folder, name: name) { address, length in
-            let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-            guard fd >= 0 else { throw SystemCallError("make a control socket") }
-            defer { close(fd) }
-            setTimeout(fd, timeout)
-            guard connect(fd, address, length) == 0 else { throw SystemCallError("connect to the mount") }
-            writeLine(fd, line)
-            guard let answer = readLine(fd) else { throw MountControlError.noAnswer }
+            let socket = try UnixSocket.open(.stream, for: "make a control socket")
+            defer { socket.close() }
+            socket.setTimeout(timeout)
+            try socket.connect(to: address, length: length, for: "connect to the mount")
+            socket.writeLine(line)
+            guard let answer = socket.readLine() else { throw MountControlError.noAnswer }
             return answer
         }
     }
@@ -75,47 +73,25 @@ public enum MountControl {
     /// Runs `body` with the address `/proc/self/fd/<descriptor of folder>/name`.
     package static func withShortAddress<T>(of folder: URL, name: String,
                                             _ body: (UnsafePointer<sockaddr>, socklen_t) throws -> T) throws -> T {
-        let directory = open(folder.path, LinuxCalls.openPath | O_DIRECTORY | O_CLOEXEC)
-        guard directory >= 0 else { throw SystemCallError("open \(folder.path)") }
-        defer { close(directory) }
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        let path = Array("/proc/self/fd/\(directory)/\(name)".utf8)
-        guard path.count < MemoryLayout.size(ofValue: address.sun_path) else { throw MountControlError.nameTooLong(name) }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in
-            raw.copyBytes(from: path)
-            raw[path.count] = 0
+        guard let result = try UnixSocket.withShortAddress(inFolder: folder.path, name: name, body) else {
+            throw MountControlError.nameTooLong(name)
         }
-        return try withUnsafePointer(to: &address) { pointer in
-            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                try body($0, socklen_t(MemoryLayout<sockaddr_un>.size))
-            }
-        }
+        return result
     }
 
+    // The server's side (ShelfFS), on the descriptors `accept` gives it.
+
     package static func setTimeout(_ fd: Int32, _ timeout: Duration) {
-        var value = timeval(tv_sec: Int(timeout.components.seconds),
-                            tv_usec: Int(timeout.components.attoseconds / 1_000_000_000_000))
-        for option in [SO_RCVTIMEO, SO_SNDTIMEO] {
-            setsockopt(fd, SOL_SOCKET, option, &value, socklen_t(MemoryLayout<timeval>.size))
-        }
+        UnixSocket(descriptor: fd).setTimeout(timeout)
     }
 
     package static func writeLine(_ fd: Int32, _ line: String) {
-        let bytes = Array((line + "\n").utf8)
-        _ = bytes.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        UnixSocket(descriptor: fd).writeLine(line)
     }
 
     /// One line (without its newline), or nil at end of stream or timeout.
     package static func readLine(_ fd: Int32) -> String? {
-        var line: [UInt8] = []
-        var byte: UInt8 = 0
-        while line.count < 4096 {
-            guard recv(fd, &byte, 1, 0) == 1 else { return nil }
-            if byte == UInt8(ascii: "\n") { return String(decoding: line, as: UTF8.self) }
-            line.append(byte)
-        }
-        return nil
+        UnixSocket(descriptor: fd).readLine()
     }
 }
 

@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import ShelfStore
 import ShelfSystem
 import Synchronization
@@ -178,7 +177,7 @@ public struct FolderCloud: CloudBackend {
         var removed = 0
         for name in try listing(of: folder, missing: nil) {
             guard let batch = Self.batchNumber(name), batch <= number else { continue }
-            if unlink(folder.appendingPathComponent(name).path) == 0 { removed += 1 }
+            if (try? FileEntries.removeFile(folder.appendingPathComponent(name).path)) != nil { removed += 1 }
         }
         return removed
     }
@@ -189,7 +188,7 @@ public struct FolderCloud: CloudBackend {
         let folder = acksURL.appendingPathComponent(ack.device, isDirectory: true)
         try writeOnce(try CloudCoding.encoder.encode(ack), at: folder.appendingPathComponent("\(ack.number).json"))
         for name in try listing(of: folder, missing: nil) {
-            if let number = Self.number(name), number < ack.number { unlink(folder.appendingPathComponent(name).path) }
+            if let number = Self.number(name), number < ack.number { try? FileEntries.removeFile(folder.appendingPathComponent(name).path) }
         }
     }
 
@@ -211,7 +210,7 @@ public struct FolderCloud: CloudBackend {
         try writeOnce(try CloudCoding.encoder.encode(snapshot), at: snapshotsURL.appendingPathComponent(name))
         // This device's older snapshots are covered by the new one.
         for old in try listing(of: snapshotsURL, missing: nil) where old != name && old.contains("-" + snapshot.device + "-") {
-            unlink(snapshotsURL.appendingPathComponent(old).path)
+            try? FileEntries.removeFile(snapshotsURL.appendingPathComponent(old).path)
         }
     }
 
@@ -246,10 +245,10 @@ public struct FolderCloud: CloudBackend {
                 let folder = root.appendingPathComponent(prefix, isDirectory: true)
                 for name in try listing(of: folder, missing: nil) where ContentHash(rawValue: name).isWellFormed {
                     guard !keeping.contains(ContentHash(rawValue: name)) else { continue }
-                    var info = stat()
                     let path = folder.appendingPathComponent(name).path
-                    guard stat(path, &info) == 0, Double(info.st_mtim.tv_sec) < unusedSince.timeIntervalSince1970 else { continue }
-                    if unlink(path) == 0 { removed += 1 }
+                    guard let status = FileStatus(of: path, followingSymlink: true),
+                          Double(status.modified.seconds) < unusedSince.timeIntervalSince1970 else { continue }
+                    if (try? FileEntries.removeFile(path)) != nil { removed += 1 }
                 }
             }
         }
@@ -324,9 +323,8 @@ public struct FolderCloud: CloudBackend {
         do {
             let handle = try FileHandle(forReadingFrom: url)
             defer { try? handle.close() }
-            var info = stat()
-            if fstat(handle.fileDescriptor, &info) == 0, info.st_size > limit {
-                throw CloudError.tooLarge(path: url.path, bytes: Int(info.st_size), limit: limit)
+            if let status = FileStatus(descriptor: handle.fileDescriptor), status.size > limit {
+                throw CloudError.tooLarge(path: url.path, bytes: status.size, limit: limit)
             }
             // Read no more than the limit even if the file grew after the check.
             bytes = try handle.read(upToCount: limit + 1) ?? Data()

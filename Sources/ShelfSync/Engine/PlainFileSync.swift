@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import ShelfMarkdown
 import ShelfStore
 import ShelfSystem
@@ -119,18 +118,17 @@ struct PlainFileSync {
 
     /// The state of `path` on disk (nil if absent or neither file nor folder).
     func state(of path: String, known: CloudChange?) -> ItemState? {
-        var info = stat()
-        guard lstat(real(path), &info) == 0 else { return nil }
+        guard let status = FileStatus(of: real(path)) else { return nil }
         // Permission bits only: a cloud refuses setuid, setgid and sticky (CloudInputRules).
-        let permissions = UInt32(info.st_mode) & 0o777
-        switch info.st_mode & S_IFMT {
-        case S_IFDIR:
+        let permissions = status.mode & 0o777
+        switch status.kind {
+        case .folder:
             return ItemState(operation: .put, kind: Self.folderKind, path: path, hash: ContentHash(of: Data()), size: 0,
                              modified: Date(timeIntervalSince1970: 0), permissions: permissions, attributes: [:])
-        case S_IFREG:
-            let modified = Date(timeIntervalSince1970: Double(info.st_mtim.tv_sec) + Double(info.st_mtim.tv_nsec) / 1e9)
+        case .file:
+            let modified = status.modified.date
             var state = ItemState(operation: .put, kind: Self.fileKind, path: path, hash: ContentHash(of: Data()),
-                                  size: Int(info.st_size), modified: modified, permissions: permissions, attributes: [:])
+                                  size: status.size, modified: modified, permissions: permissions, attributes: [:])
             if let known, known.operation == .put, known.size == state.size, known.permissions == permissions,
                abs(known.modified.timeIntervalSince(modified)) < 1e-6 {
                 state.hash = known.hash
@@ -140,7 +138,7 @@ struct PlainFileSync {
                 state.size = bytes.count
             }
             return state
-        default:
+        case .symlink, .other:
             return nil
         }
     }
@@ -155,22 +153,20 @@ struct PlainFileSync {
     func write(_ state: ItemState, at path: String, bytes: Data?) throws {
         let target = real(path)
         if state.operation == .delete {
-            if state.kind == Self.folderKind { _ = rmdir(target) } else { _ = unlink(target) }  // a folder with files stays
+            // A folder with files stays.
+            if state.kind == Self.folderKind { try? FileEntries.removeEmptyFolder(target) } else { try? FileEntries.removeFile(target) }
             return
         }
         try FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent,
                                                 withIntermediateDirectories: true)
         if state.kind == Self.folderKind {
             try FileManager.default.createDirectory(atPath: target, withIntermediateDirectories: true)
-            _ = chmod(target, mode_t(state.permissions))
+            try? FileMetadata.setMode(state.permissions, of: target)
             return
         }
         try AtomicFile.write(bytes ?? Data(), to: target)
-        _ = chmod(target, mode_t(state.permissions))
-        let seconds = state.modified.timeIntervalSince1970.rounded(.down)
-        let time = timespec(tv_sec: Int(seconds), tv_nsec: Int((state.modified.timeIntervalSince1970 - seconds) * 1e9))
-        let times = [time, time]
-        _ = utimensat(AT_FDCWD, target, times, 0)
+        try? FileMetadata.setMode(state.permissions, of: target)
+        try? FileMetadata.setModified(FileStatus.Time(state.modified), of: target)
     }
 
     /// A free name beside `path` for the conflict copy of a change made at `time` on `device`.

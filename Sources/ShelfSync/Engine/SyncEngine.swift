@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import Logging
 import ShelfModel
 import ShelfStore
@@ -176,13 +175,6 @@ public final class SyncEngine: Sendable {
 
     /// Runs `body` holding the library's sync lock (an `flock` on `sync.lock`, waited for).
     func withRoundLock<T>(_ body: () throws -> T) throws -> T {
-        let path = store.layout.syncLock.path
-        let descriptor = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard descriptor >= 0 else { throw SystemCallError("open \(path)") }
-        defer { close(descriptor) }
-        while flock(descriptor, LOCK_EX) != 0 {
-            guard errno == EINTR else { throw SystemCallError("lock \(path)") }
-        }
-        return try body()
+        try FileLock.withExclusiveLock(on: store.layout.syncLock.path, body)
     }
 }

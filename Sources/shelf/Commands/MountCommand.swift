@@ -5,6 +5,7 @@ import Logging
 import ShelfFS
 import ShelfStore
 import ShelfSync
+import ShelfSystem
 
 struct MountCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -100,7 +101,13 @@ struct MountCommand: ParsableCommand {
         if debug { arguments.append("--debug") }
         if notify { arguments.append("--notify") }
         arguments += ["--poll-interval", String(pollInterval), "--download-timeout", String(downloadTimeout.value)]
-        let daemon = try Daemon.spawn(executable: Daemon.currentExecutable, arguments: arguments, log: log)
+        let executable = DetachedProcess.currentExecutable
+        let daemon: DetachedProcess
+        do throws(SystemCallError) {
+            daemon = try DetachedProcess.spawn(executable: executable, arguments: arguments, log: log.path)
+        } catch {
+            throw CLIError("could not start the mount process \(executable): \(SystemCallError.reason(of: error.code))")
+        }
 
         // A loaded machine, or a cloud slow to answer its first question, can keep a daemon that
         // is alive from mounting for a while: it is waited for, and said to be waited for.
