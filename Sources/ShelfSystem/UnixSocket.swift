@@ -29,6 +29,27 @@ public struct UnixSocket: Sendable {
         guard Glibc.connect(descriptor, address, length) == 0 else { throw SystemCallError(operation) }
     }
 
+    /// Listens at `address`, the socket file readable and writable by its owner only.
+    public func listen(at address: UnsafePointer<sockaddr>, length: socklen_t, for operation: String) throws(SystemCallError) {
+        let previous = umask(0o077)
+        defer { umask(previous) }
+        guard bind(descriptor, address, length) == 0, Glibc.listen(descriptor, 16) == 0 else { throw SystemCallError(operation) }
+    }
+
+    /// The next connection; nil once the socket is shut down (``shutdown()``).
+    public func accept() -> UnixSocket? {
+        while true {
+            let connection = Glibc.accept(descriptor, nil, nil)
+            if connection >= 0 { return UnixSocket(descriptor: connection) }
+            guard errno == EINTR || errno == ECONNABORTED else { return nil }
+        }
+    }
+
+    /// Ends reads and writes both ways: wakes a thread waiting in ``accept()``.
+    public func shutdown() {
+        _ = Glibc.shutdown(descriptor, Int32(SHUT_RDWR))
+    }
+
     /// Sends `message` as one datagram to `address`, without waiting and whatever comes of it.
     public func sendDatagram(_ message: [UInt8], to address: UnsafePointer<sockaddr>, length: socklen_t) {
         _ = sendto(descriptor, message, message.count, Int32(MSG_NOSIGNAL), address, length)

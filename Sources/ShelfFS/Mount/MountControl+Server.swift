@@ -1,5 +1,4 @@
 import Foundation
-import Glibc
 import ShelfStore
 import ShelfSystem
 
@@ -7,7 +6,7 @@ extension MountControl {
     /// Serves one mount's socket on its own thread until ``stop()``.
     final class Server: Sendable {
         private let socketURL: URL
-        private let listener: Int32
+        private let listener: UnixSocket
         private let commit: @Sendable () throws -> Void
         /// Runs a sync round and describes it; nil for a library not linked to a cloud.
         private let sync: (@Sendable () throws -> String)?
@@ -19,21 +18,19 @@ extension MountControl {
             let folder = LibraryLayout(folder: library).controlSockets
             try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true,
                                                     attributes: [.posixPermissions: 0o700])
-            let name = MountControl.socketName(of: getpid())
+            let name = MountControl.socketName(of: ProcessInfo.processInfo.processIdentifier)
             socketURL = folder.appendingPathComponent(name)
-            unlink(socketURL.path)  // a dead process of the same pid left it
-            listener = try MountControl.withShortAddress(of: folder, name: name) { address, length in
-                let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
-                guard fd >= 0 else { throw SystemCallError("make a control socket") }
-                let previous = umask(0o077)
-                defer { umask(previous) }
-                guard bind(fd, address, length) == 0, listen(fd, 16) == 0 else {
-                    let error = SystemCallError("listen at \(folder.path)/\(name)")
-                    close(fd)
-                    throw error
+            try? FileEntries.removeFile(socketURL.path)  // a dead process of the same pid left it
+            let listener = try UnixSocket.open(.stream, for: "make a control socket")
+            do {
+                try MountControl.withShortAddress(of: folder, name: name) { address, length in
+                    try listener.listen(at: address, length: length, for: "listen at \(folder.path)/\(name)")
                 }
-                return fd
+            } catch {
+                listener.close()
+                throw error
             }
+            self.listener = listener
             self.commit = commit
             self.sync = sync
         }
@@ -44,27 +41,20 @@ extension MountControl {
 
         /// Stops listening, waits for the request under way, and removes the socket.
         func stop() {
-            unlink(socketURL.path)
-            worker.stop { shutdown(listener, Int32(SHUT_RDWR)) }  // wakes the thread's accept()
-            close(listener)
+            try? FileEntries.removeFile(socketURL.path)
+            worker.stop { listener.shutdown() }  // wakes the thread's accept()
+            listener.close()
         }
 
         private func serveUntilStopped() {
-            while true {
-                let connection = accept(listener, nil, nil)
-                if connection < 0 {
-                    if errno == EINTR || errno == ECONNABORTED { continue }
-                    break  // shut down by stop()
-                }
-                answer(connection)
-            }
+            while let connection = listener.accept() { answer(connection) }  // nil: shut down by stop()
         }
 
         /// Answers and closes `connection`. A sync round runs off this thread, so commits asked
         /// for meanwhile are not held up by it.
-        private func answer(_ connection: Int32) {
-            MountControl.setTimeout(connection, .seconds(5))
-            let request = MountControl.readLine(connection)
+        private func answer(_ connection: UnixSocket) {
+            connection.setTimeout(.seconds(5))
+            let request = connection.readLine()
             let work: @Sendable () throws -> String
             switch (request, sync) {
             case ("commit", _): work = { [commit] in try commit(); return "" }
@@ -75,11 +65,11 @@ extension MountControl {
             let reply: @Sendable () -> Void = {
                 do {
                     let report = try work()
-                    MountControl.writeLine(connection, report.isEmpty ? "ok" : "ok " + report)
+                    connection.writeLine(report.isEmpty ? "ok" : "ok " + report)
                 } catch {
-                    MountControl.writeLine(connection, "error \(error)")
+                    connection.writeLine("error \(error)")
                 }
-                close(connection)
+                connection.close()
             }
             if request == "sync" { DispatchQueue.global().async(execute: reply) } else { reply() }
         }

@@ -79,20 +79,6 @@ public enum MountControl {
         return result
     }
 
-    // The server's side (ShelfFS), on the descriptors `accept` gives it.
-
-    package static func setTimeout(_ fd: Int32, _ timeout: Duration) {
-        UnixSocket(descriptor: fd).setTimeout(timeout)
-    }
-
-    package static func writeLine(_ fd: Int32, _ line: String) {
-        UnixSocket(descriptor: fd).writeLine(line)
-    }
-
-    /// One line (without its newline), or nil at end of stream or timeout.
-    package static func readLine(_ fd: Int32) -> String? {
-        UnixSocket(descriptor: fd).readLine()
-    }
 }
 
 package enum MountControlError: Error, CustomStringConvertible {
