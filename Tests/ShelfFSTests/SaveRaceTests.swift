@@ -63,6 +63,28 @@ import TestTraits
         #expect(try readFile(plan) == shown.text)
     }
 
+    /// A save has committed its bytes and not yet let go of them when the change follower meets
+    /// a change from elsewhere: the bytes the save holds are what the file shows, so the follower
+    /// keeps them and gives the name another file. The save then lets go of what it held (its
+    /// file was still the name's a moment before). The file the kernel holds must go on showing
+    /// those bytes, at the size the kernel has: when it read the newer version instead, a reader
+    /// got it cut at the older size (soak-sync: a note lost its final newline everywhere).
+    @Test func bytesKeptForAFileThatLostItsNameOutliveTheSaveThatHeldThem() throws {
+        let plan = try planInode()
+        let shown = try #require(try library.store.record(atPath: "Notes/Plan.md"))
+        // What a save leaves for a moment after its commit: the bytes it saved, held and clean.
+        #expect(try fs.parts.view.keepShown(plan, version: shown.version))
+        _ = try library.store.write { try $0.saveFile(Data((shown.text + "Longer elsewhere.\n").utf8), of: shown.item.id,
+                                                         kind: .note, at: shown.path, basedOn: nil, modified: Date()) }
+        #expect(try ChangeFollower(fileSystem: fs).poll() > 0)
+        #expect(fs.parts.inodes.existingInode(for: .item(shown.item.id)) != plan, "the name has another file now")
+        fs.saves.buffers.releaseIfSaved(plan)  // the save's last step, decided before the name moved
+        #expect(try readFile(plan) == shown.text, "the file the kernel holds shows what it showed")
+        #expect(try fs.attributes(of: plan).size == UInt64(shown.content.count))
+        fs.forget(plan, count: 2)
+        #expect(fs.saves.buffers.buffer(of: plan) == nil, "once the kernel forgets the file, its bytes go")
+    }
+
     /// Writes that arrive while a save commits stay unsaved on top of it, and their writer is
     /// the next save's writer: its last read is the version just saved, so the next save is
     /// made from it and keeps no conflict copy.

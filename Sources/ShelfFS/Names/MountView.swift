@@ -80,7 +80,7 @@ final class MountView: Sendable {
     @discardableResult
     func keepShown(_ inode: UInt64, version: Int64? = nil) throws -> Bool {
         guard case .item(let id)? = inodes.key(of: inode) else { return false }
-        if let held = buffers.buffer(of: inode) { return !held.isDirty }
+        if let kept = buffers.keepHeld(inode) { return kept }
         let file: (version: Int64, content: Data)?
         if let version {
             file = try store.file(id: id, version: version).map { (version, $0) }

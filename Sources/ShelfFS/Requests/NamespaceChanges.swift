@@ -270,7 +270,7 @@ struct NamespaceChanges: Sendable {
         parts.view.removed(id)
         if let inode = parts.inodes.existingInode(for: .item(id)) {
             parts.inodes.rekey(inode, to: .plain(to))
-            parts.buffers.releaseIfSaved(inode)
+            parts.buffers.releaseForgotten(inode)
         }
     }
 

@@ -169,7 +169,7 @@ final class ShelfFileSystem: Sendable {
     func forget(_ inode: UInt64, count: UInt64) {
         guard parts.inodes.forget(inode, count: count) else { return }
         parts.descriptors.forget(inode)
-        parts.buffers.releaseIfSaved(inode)
+        parts.buffers.releaseForgotten(inode)
         parts.kernel.staleAttributes.forgotten(inode)
     }
 

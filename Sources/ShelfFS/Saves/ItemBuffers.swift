@@ -41,6 +41,9 @@ final class ItemBuffer: Sendable {
         var modified: Date
         /// Taken out of the table; a writer that meets it starts again with the table's buffer.
         var detached = false
+        /// Kept as what a file shows whose name went to another file (``ItemBuffers/freeze``):
+        /// only the kernel's forgetting the file lets go of it, never a save that held it.
+        var isKept = false
         /// The journal entry holding the bytes while they hold unsaved writes.
         var journal: SaveJournal.Entry?
         /// What a file renamed over the item brought besides its bytes (times, mode, user
@@ -85,6 +88,16 @@ final class ItemBuffer: Sendable {
     }
 
     var isDirty: Bool { state.withLock { $0.dirty } }
+
+    /// Marks clean bytes as kept for a file whose name moves on (``State/isKept``); false when
+    /// they hold unsaved writes, which are not what any version showed.
+    fileprivate func keep() -> Bool {
+        state.withLock { state in
+            guard !state.dirty else { return false }
+            state.isKept = true
+            return true
+        }
+    }
 
     /// Whether a truncation emptied the bytes less than `pause` ago and nothing was written
     /// since: the write that usually follows is probably on its way.
@@ -287,20 +300,38 @@ final class ItemBuffers: Sendable {
     /// Lock order: the table, then the item index `isShown` reads.
     func freeze(_ inode: UInt64, bytes: [UInt8], version: Int64, modified: Date, ifShown isShown: () -> Bool) -> Bool {
         buffers.withLock { buffers in
-            if let held = buffers[inode] { return !held.isDirty }
+            if let held = buffers[inode] { return held.keep() }
             guard isShown() else { return false }
-            buffers[inode] = ItemBuffer(inode: inode, .init(held: bytes, size: bytes.count, baseVersion: version,
-                                                            dirty: false, modified: modified), journal: journal)
+            var state = ItemBuffer.State(held: bytes, size: bytes.count, baseVersion: version, dirty: false, modified: modified)
+            state.isKept = true
+            buffers[inode] = ItemBuffer(inode: inode, state, journal: journal)
             return true
         }
     }
 
-    /// Lets go of the inode's bytes unless they hold unsaved writes: the store shows the same now.
+    /// Keeps the bytes `inode` holds, if any, as what it shows (``freeze``); nil when it holds
+    /// none, false when they are unsaved writes.
+    func keepHeld(_ inode: UInt64) -> Bool? {
+        buffers.withLock { $0[inode]?.keep() }
+    }
+
+    /// Lets go of the inode's bytes unless they hold unsaved writes or are kept for a file
+    /// whose name moved on: the store shows the same now.
     func releaseIfSaved(_ inode: UInt64) {
+        release(inode, evenIfKept: false)
+    }
+
+    /// Lets go of the inode's bytes unless they hold unsaved writes, kept ones too: the kernel
+    /// forgot the file, or it stopped being an item's.
+    func releaseForgotten(_ inode: UInt64) {
+        release(inode, evenIfKept: true)
+    }
+
+    private func release(_ inode: UInt64, evenIfKept: Bool) {
         buffers.withLock { buffers in
             guard let held = buffers[inode] else { return }
             let released = held.state.withLock { state in
-                guard !state.dirty else { return false }
+                guard !state.dirty, evenIfKept || !state.isKept else { return false }
                 state.detached = true
                 return true
             }

@@ -186,9 +186,12 @@ final class SavePipeline: Sendable {
         }
         if let setAsideSize, let aside {
             try keptTooLarge(inode, as: aside, size: setAsideSize)
-        } else if isCurrentFile(inode) || !parts.inodes.isKnownToKernel(inode) {
-            parts.buffers.releaseIfSaved(inode)
+        } else if !parts.inodes.isKnownToKernel(inode) {
+            // The kernel forgot the file while it held writes: nothing reads it any more.
+            parts.buffers.releaseForgotten(inode)
             parts.inodes.dropForgotten(inode)
+        } else if isCurrentFile(inode) {
+            parts.buffers.releaseIfSaved(inode)
         }
     }
 
