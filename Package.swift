@@ -80,7 +80,7 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
         ]),
         /// Micro-benchmarks behind scripts/bench-core (codec speed); not part of the test suite.
-        .executableTarget(name: "shelf-bench", dependencies: ["ShelfModel", "ShelfMarkdown"]),
+        .executableTarget(name: "shelf-bench", dependencies: ["ShelfModel", "ShelfMarkdown", "ShelfSystem"]),
         /// The sync load behind scripts/bench-sync-load (many devices, one cloud); not part of the test suite.
         .executableTarget(name: "shelf-load", dependencies: [
             "ShelfModel", "ShelfStore", "ShelfSync", "TestSupport",

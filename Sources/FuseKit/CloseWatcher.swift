@@ -68,7 +68,7 @@ public final class CloseWatcher: @unchecked Sendable {
     /// running). A close that returned before this call was queued before it, so afterwards
     /// the filesystem has heard of it: what read-your-writes across processes rests on.
     public func drain(timeout: Duration = .seconds(2)) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout.seconds)
+        let deadline = Date().addingTimeInterval(timeout.timeInterval)
         return condition.withLock {
             guard worker.isServing else { return false }
             drainAsked += 1

@@ -1,6 +1,7 @@
 internal import CFuse
 import Foundation
 import Synchronization
+import ShelfSystem
 
 /// Connects libfuse's C callbacks to a ``FuseOperations``.
 ///
@@ -120,7 +121,7 @@ private func entryReply(_ request: fuse_req_t?, _ operation: StaticString, _ ino
 private func attributesReply(_ request: fuse_req_t?, _ operation: StaticString, _ inode: fuse_ino_t) -> AttributesReply {
     makeReply(request, operation, inode) { request, cached in
         var attributes = stat(cached.attributes)
-        fuse_reply_attr(request, &attributes, cached.timeout.seconds)
+        fuse_reply_attr(request, &attributes, cached.timeout.timeInterval)
     }
 }
 
@@ -416,8 +417,8 @@ extension fuse_entry_param {
         ino = entry.attributes.inode.rawValue
         generation = entry.generation
         attr = stat(entry.attributes)
-        attr_timeout = entry.attributeTimeout.seconds
-        entry_timeout = entry.entryTimeout.seconds
+        attr_timeout = entry.attributeTimeout.timeInterval
+        entry_timeout = entry.entryTimeout.timeInterval
     }
 }
 

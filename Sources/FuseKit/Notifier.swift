@@ -62,7 +62,7 @@ public final class Notifier: @unchecked Sendable {
     /// `timeout` passes. Returns whether the queue drained. Never call it from a handler.
     @discardableResult
     public func waitUntilIdle(timeout: Duration = .seconds(5)) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout.seconds)
+        let deadline = Date().addingTimeInterval(timeout.timeInterval)
         condition.lock()
         defer { condition.unlock() }
         while !(queue.isEmpty && !isSending) && !worker.isStopping {
@@ -123,13 +123,5 @@ public final class Notifier: @unchecked Sendable {
         queuedSet.remove(invalidation)
         isSending = true
         return (invalidation, sink)
-    }
-}
-
-extension Duration {
-    /// The duration in (fractional) seconds, as libfuse's timeouts and `Date` want it.
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) / 1e18
     }
 }

@@ -119,6 +119,6 @@ final class RequestWatch: Sendable {
     }
 
     private static func seconds(_ duration: Duration) -> String {
-        String(format: "%.1f s", Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18)
+        String(format: "%.1f s", duration.timeInterval)
     }
 }

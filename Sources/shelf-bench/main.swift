@@ -3,6 +3,7 @@
 import Foundation
 import ShelfMarkdown
 import ShelfModel
+import ShelfSystem
 
 /// A book shaped like a heavily highlighted real one: multi-line passages, notes, summaries.
 func sampleBook(passages count: Int) -> Book {
@@ -30,7 +31,7 @@ func median(runs: Int, _ body: () -> Void) -> Duration {
 }
 
 func microseconds(_ duration: Duration) -> Double {
-    Double(duration.components.seconds) * 1e6 + Double(duration.components.attoseconds) / 1e12
+    duration.timeInterval * 1e6
 }
 
 let item = Item.book(sampleBook(passages: 500))

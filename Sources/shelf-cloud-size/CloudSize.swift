@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import ShelfSync
 import TestSupport
+import ShelfSystem
 
 /// The PostgreSQL sizing behind scripts/bench-postgres: a throw-away server's cloud filled to the
 /// size of a large shared library (devices, a log nobody compacted, content rows), then each call

@@ -7,6 +7,7 @@ import ShelfModel
 import ShelfStore
 @testable import ShelfSync
 @testable import ShelfFS
+import ShelfSystem
 
 /// A cloud whose downloads wait until `release()`: what a slow or stalled network looks like.
 final class StalledCloud: CloudBackend, @unchecked Sendable {

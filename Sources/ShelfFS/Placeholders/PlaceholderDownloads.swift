@@ -99,7 +99,7 @@ final class PlaceholderDownloads: @unchecked Sendable {
             state.byItem[id, default: [:]][state.next] = done
             return (state.next, starts)
         }
-        DispatchQueue.global().asyncAfter(deadline: .now() + Self.seconds(timeout)) { [self] in
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout.timeInterval) { [self] in
             take(number, of: id)?(TimedOut(timeout: timeout))
         }
         guard starts else { return }
@@ -215,10 +215,6 @@ final class PlaceholderDownloads: @unchecked Sendable {
 
     private func take(_ number: Int, of id: ItemID) -> (@Sendable (Error?) -> Void)? {
         waiting.withLock { $0.byItem[id]?.removeValue(forKey: number) }
-    }
-
-    private static func seconds(_ duration: Duration) -> Double {
-        Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
     }
 
     /// A read found item `id` a placeholder that the index did not know of yet.

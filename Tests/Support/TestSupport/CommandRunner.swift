@@ -1,4 +1,5 @@
 import Foundation
+import ShelfSystem
 
 /// What an external command did.
 public struct CommandResult: Sendable, CustomStringConvertible {

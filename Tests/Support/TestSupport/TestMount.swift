@@ -259,9 +259,3 @@ private final class ResultBox<T: Sendable>: @unchecked Sendable {
         return try result!.get()
     }
 }
-
-extension Duration {
-    public var timeInterval: Double {
-        Double(components.seconds) + Double(components.attoseconds) / 1e18
-    }
-}

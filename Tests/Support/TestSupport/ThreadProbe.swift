@@ -1,5 +1,6 @@
 import Foundation
 import Glibc
+import ShelfSystem
 
 /// A thread a test starts to run one blocking call, which reports from `/proc` whether it is
 /// asleep in the kernel: a test waits for that instead of sleeping and hoping the call got
