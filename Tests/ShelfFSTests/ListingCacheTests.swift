@@ -81,7 +81,7 @@ import TestTraits
 
         try read("Note 3.md")
         let note4 = try fs.lookup(parent: notes, name: "Note 4.md").attributes.inode
-        fs.invalidate(.content(note4))
+        fs.parts.kernel.invalidate(.content(note4))
         let entries = try listPlus(notes)
         #expect(nameOnly(entries) == 14, "a read file and one invalidated get their attributes again")
         let listed = try fs.dotEntries(of: notes) + fs.list(notes).names

@@ -8,7 +8,6 @@ import ShelfStore
 /// `readdirplus` batch's — with how long it may keep them.
 struct NodeAttributes: Sendable {
     let parts: MountParts
-    let saves: SavePipeline
 
     /// The item `inode` stands for while its bytes are still in the cloud (and nothing
     /// written to it waits): reading it downloads it first.
@@ -16,15 +15,6 @@ struct NodeAttributes: Sendable {
         guard parts.downloads.isLinked, case .item(let id)? = parts.inodes.key(of: inode), parts.index.summary(id: id)?.isPlaceholder == true,
               parts.buffers.buffer(of: inode) == nil, parts.downloads.fetchedContent(of: id) == nil else { return nil }
         return id
-    }
-
-    /// What `inode` stands for once its unsaved writes are committed: an item's attributes
-    /// describe the save that `close()` just ended (read-your-writes), not the one before it.
-    func keyWithWritesSaved(_ inode: UInt64) throws -> NodeKey? {
-        if parts.buffers.holdsUnsavedWrites(inode) { try saves.save(inode) }
-        let key = parts.inodes.key(of: inode)
-        if case .item(let id)? = key, parts.downloads.isLinked { try parts.downloads.fillPending([id]) }
-        return key
     }
 
     // MARK: Attributes

@@ -62,7 +62,7 @@ struct AttributeEditor: Sendable {
     /// `chown` of an item: stored (``FileOwner``) and shown. Only a mount run by root may give
     /// files away, as for plain files; otherwise a change of owner is `EPERM`, never ignored.
     private func changeItemOwner(_ inode: UInt64, uid: UInt32?, gid: UInt32?) throws {
-        guard case .item(let id) = try attributes.keyWithWritesSaved(inode) else { throw Errno.noEntry }
+        guard case .item(let id) = try saves.keyWithWritesSaved(inode) else { throw Errno.noEntry }
         let mountOwner = FileOwner(uid: FileAttributes.processUID, gid: FileAttributes.processGID)
         let current = parts.owners.owner(of: id) ?? mountOwner
         let changed = FileOwner(uid: uid ?? current.uid, gid: gid ?? current.gid)
@@ -76,7 +76,7 @@ struct AttributeEditor: Sendable {
     /// Sets an item's modification time and mode bits, after its pending writes (a time set
     /// after writing is not overtaken by the save of those writes).
     private func setItemFileTimes(_ inode: UInt64, modified: Date?, permissions: UInt32?) throws {
-        guard case .item(let id) = try attributes.keyWithWritesSaved(inode) else { throw Errno.noEntry }
+        guard case .item(let id) = try saves.keyWithWritesSaved(inode) else { throw Errno.noEntry }
         let record = try parts.store.write { try $0.setFileTimes(id: id, modified: modified, permissions: permissions) }
         parts.view.recorded(record)
         parts.buffers.buffer(of: inode)?.setModified(record.modified)

@@ -10,11 +10,11 @@ import ShelfSystem
 /// and pin it (``ItemAttributes``).
 struct ExtendedAttributes: Sendable {
     let parts: MountParts
-    let attributes: NodeAttributes
+    let saves: SavePipeline
 
     func value(of inode: UInt64, name: String) throws -> [UInt8] {
         guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
-        switch try attributes.keyWithWritesSaved(inode) {
+        switch try saves.keyWithWritesSaved(inode) {
         case .plain(let path): return try parts.plain.getAttribute(path, name: name)
         case .item(let id):
             guard let value = try itemAttributes(id)[name] else { throw Errno.noAttribute }
@@ -27,7 +27,7 @@ struct ExtendedAttributes: Sendable {
     /// The names a listing shows: an item's `user.shelf.*` are read by name only (as Ceph's
     /// virtual attributes are), so rsync -X and cp -a neither copy them out nor try to remove them.
     func names(of inode: UInt64) throws -> [String] {
-        switch try attributes.keyWithWritesSaved(inode) {
+        switch try saves.keyWithWritesSaved(inode) {
         case .plain(let path): return try parts.plain.attributeNames(path).filter { !ItemAttributes.isUnsupported($0) }
         case .item(let id): return try parts.store.extendedAttributes(id: id).keys.sorted()
         case .newItemFile, .status: return []
@@ -37,7 +37,7 @@ struct ExtendedAttributes: Sendable {
 
     func set(_ inode: UInt64, name: String, value: [UInt8], mode: ExtendedAttributeMode) throws {
         guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
-        switch try attributes.keyWithWritesSaved(inode) {
+        switch try saves.keyWithWritesSaved(inode) {
         case .plain(let path):
             let flags: Int32 = switch mode {
             case .any: 0
@@ -62,7 +62,7 @@ struct ExtendedAttributes: Sendable {
 
     func remove(_ inode: UInt64, name: String) throws {
         guard !ItemAttributes.isUnsupported(name) else { throw Errno.notSupported }
-        switch try attributes.keyWithWritesSaved(inode) {
+        switch try saves.keyWithWritesSaved(inode) {
         case .plain(let path): try parts.plain.removeAttribute(path, name: name)
         case .item(let id) where name == ItemAttributes.pin:
             try setPinned(false, id)

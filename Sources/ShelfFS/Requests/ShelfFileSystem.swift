@@ -130,10 +130,10 @@ final class ShelfFileSystem: Sendable {
         listings = FolderListings(parts)
         saves = SavePipeline(parts, served: served, committer: committer, idleSaveDelay: idleSaveDelay)
         syncView = MountSyncView(parts, announcer: announcer, lockTable: lockTable)
-        nodeAttributes = NodeAttributes(parts: parts, saves: saves)
+        nodeAttributes = NodeAttributes(parts: parts)
         content = FileContent(parts: parts, attributes: nodeAttributes, saves: saves)
         editor = AttributeEditor(parts: parts, attributes: nodeAttributes, content: content, saves: saves)
-        extendedAttributes = ExtendedAttributes(parts: parts, attributes: nodeAttributes)
+        extendedAttributes = ExtendedAttributes(parts: parts, saves: saves)
         namespace = NamespaceChanges(parts: parts, attributes: nodeAttributes, editor: editor, saves: saves)
         plain.removeLeftovers()
         let itemFolders = Set(ItemKind.allCases.map { MountPath($0.folderName) })
@@ -146,11 +146,6 @@ final class ShelfFileSystem: Sendable {
     func startSaving(closeWatcher: CloseWatcher) {
         parts.folders.watch(with: closeWatcher) { [weak self] event in self?.handle(event) }
         saves.start()
-    }
-
-    /// Queues `invalidation` for the kernel (safe from request handlers: it only queues).
-    func invalidate(_ invalidation: Notifier.Invalidation) {
-        parts.kernel.invalidate(invalidation)
     }
 
     // MARK: Names and listings

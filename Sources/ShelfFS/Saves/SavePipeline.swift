@@ -163,6 +163,15 @@ final class SavePipeline: Sendable {
         try scheduler.saveDueNow { try save($0) }
     }
 
+    /// What `inode` stands for once its unsaved writes are committed: an item's attributes
+    /// describe the save that `close()` just ended (read-your-writes), not the one before it.
+    func keyWithWritesSaved(_ inode: UInt64) throws -> NodeKey? {
+        if parts.buffers.holdsUnsavedWrites(inode) { try save(inode) }
+        let key = parts.inodes.key(of: inode)
+        if case .item(let id)? = key, parts.downloads.isLinked { try parts.downloads.fillPending([id]) }
+        return key
+    }
+
     /// Saves `inode`'s unsaved writes into whatever it stands for now: a valid text updates the
     /// item, an invalid one is kept as its draft; either way the record is committed on return.
     func save(_ inode: UInt64) throws {
