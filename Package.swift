@@ -66,6 +66,7 @@ let package = Package(
         .target(name: "ShelfSync", dependencies: [
             "ShelfModel", "ShelfMarkdown", "ShelfStore", "ShelfSystem",
             .product(name: "Crypto", package: "swift-crypto"),
+            .product(name: "_CryptoExtras", package: "swift-crypto"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "NIOSSL", package: "swift-nio-ssl"),
             .product(name: "Logging", package: "swift-log"),
@@ -104,6 +105,7 @@ let package = Package(
                     resources: [.copy("Fixtures")]),
         .testTarget(name: "ShelfSyncTests", dependencies: [
             "TestTraits", "TestDevices", "ShelfSync", "ShelfStore", "ShelfModel", "ShelfMarkdown", "TestSupport",
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "PostgresNIO", package: "postgres-nio"),
             .product(name: "Logging", package: "swift-log"),
         ]),

@@ -19,17 +19,19 @@ public enum AtomicFile {
 
     private static let counter = Atomic<UInt64>(0)
 
-    /// Writes `bytes` as the whole file at `path`, replacing it atomically (fsynced first).
-    public static func write(_ bytes: some Collection<UInt8>, to path: String) throws(SystemCallError) {
-        try publish(try stage(bytes, besides: path, durably: true), as: path)
+    /// Writes `bytes` as the whole file at `path`, replacing it atomically (fsynced first);
+    /// `permissions`: the new file's mode bits (before the umask).
+    public static func write(_ bytes: some Collection<UInt8>, to path: String,
+                             permissions: mode_t = 0o644) throws(SystemCallError) {
+        try publish(try stage(bytes, besides: path, durably: true, permissions: permissions), as: path)
     }
 
     /// Writes `bytes` to a new temporary file in `path`'s folder and returns its path;
     /// `durably` fsyncs it (otherwise the caller syncs the file system before publishing).
     public static func stage(_ bytes: some Collection<UInt8>, besides path: String,
-                             durably: Bool) throws(SystemCallError) -> String {
+                             durably: Bool, permissions: mode_t = 0o644) throws(SystemCallError) -> String {
         let temporary = (path as NSString).deletingLastPathComponent + "/" + temporaryName()
-        let file = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o644)
+        let file = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, permissions)
         guard file >= 0 else { throw SystemCallError("create a temporary file for \(Self.name(of: path))") }
         let contiguous = Array(bytes)
         var written = 0

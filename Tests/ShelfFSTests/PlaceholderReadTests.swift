@@ -12,10 +12,21 @@ import ShelfSystem
 /// A cloud whose downloads wait until `release()`: what a slow or stalled network looks like.
 final class StalledCloud: CloudBackend, @unchecked Sendable {
     private let base: any CloudBackend
-    private let gate = DispatchSemaphore(value: 0)
-    private let entered = DispatchSemaphore(value: 0)
+    private let gate: DispatchSemaphore
+    private let entered: DispatchSemaphore
 
-    init(_ base: any CloudBackend) { self.base = base }
+    init(_ base: any CloudBackend) {
+        self.base = base
+        gate = DispatchSemaphore(value: 0)
+        entered = DispatchSemaphore(value: 0)
+    }
+
+    /// `base` behind the gate of `stalled`.
+    private init(_ base: any CloudBackend, sharingGateOf stalled: StalledCloud) {
+        self.base = base
+        gate = stalled.gate
+        entered = stalled.entered
+    }
 
     /// Lets every waiting and later download through.
     func release() { for _ in 0..<64 { gate.signal() } }
@@ -28,7 +39,11 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
     var location: String { base.location }
     var changeFolders: [URL] { base.changeFolders }
     func identity() throws -> CloudIdentity { try base.identity() }
-    func create(_ identity: CloudIdentity) throws { try base.create(identity) }
+    func create(_ identity: CloudIdentity, keys: [KeyEnvelope]) throws { try base.create(identity, keys: keys) }
+    var sealing: CloudSealing { base.sealing }
+    func sealed(by sealing: CloudSealing) -> any CloudBackend { StalledCloud(base.sealed(by: sealing), sharingGateOf: self) }
+    func keyEnvelopes() throws -> [KeyEnvelope] { try base.keyEnvelopes() }
+    func putPassphraseEnvelope(_ envelope: KeyEnvelope) throws { try base.putPassphraseEnvelope(envelope) }
     func register(_ device: DeviceRecord) throws { try base.register(device) }
     func devices() throws -> [DeviceRecord] { try base.devices() }
     func append(_ batch: ChangeBatch) throws { try base.append(batch) }

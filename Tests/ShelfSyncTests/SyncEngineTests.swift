@@ -452,7 +452,7 @@ import TestTraits
         try FileManager.default.createDirectory(at: fresh.appendingPathComponent(".stfolder"), withIntermediateDirectories: true)
         try Data().write(to: fresh.appendingPathComponent("desktop.ini"))
         try CloudLinking.link(store, to: FolderCloud(folder: fresh), deviceName: "a")
-        #expect(try FolderCloud(folder: fresh).identity().format == CloudIdentity.currentFormat)
+        #expect(try FolderCloud(folder: fresh).identity().format == CloudIdentity.plainFormat)
         #expect(throws: SyncError.alreadyLinked(location: fresh.path)) {
             try CloudLinking.link(store, to: FolderCloud(folder: fresh), deviceName: "a")
         }

@@ -28,6 +28,8 @@ public struct LibraryLayout: Sendable {
     public var logs: URL { folder.appendingPathComponent("logs", isDirectory: true) }
     public var mountLog: URL { logs.appendingPathComponent("mount.log") }
     public var syncLock: URL { folder.appendingPathComponent("sync.lock") }
+    /// The data key of the encrypted cloud the library is linked to, readable by its owner only.
+    public var cloudKey: URL { folder.appendingPathComponent("cloud-key.json") }
 }
 
 extension LibraryStore {

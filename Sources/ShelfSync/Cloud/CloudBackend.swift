@@ -6,7 +6,9 @@ import Foundation
 /// The cloud holds four things, each written once and never changed afterwards, so no device
 /// ever needs a lock on it: its identity, a record per device, each device's change log as
 /// numbered batches, and file contents named by their hash. Deletions are changes like any
-/// other (tombstones): what a cloud does not hold is never taken for a deletion.
+/// other (tombstones): what a cloud does not hold is never taken for a deletion. An encrypted
+/// cloud holds the same, each record and file sealed (``CloudSealing``), its bytes under keyed
+/// addresses, and beside them the key envelopes.
 public protocol CloudBackend: Sendable {
     /// Where the cloud is, as the user named it (a folder path, a URL): for messages.
     var location: String { get }
@@ -28,7 +30,21 @@ public protocol CloudBackend: Sendable {
     func identitiesSetAside() throws -> [CloudIdentity]
 
     /// Makes a new cloud; refuses (`CloudError.notACloud`) where anything is stored already.
-    func create(_ identity: CloudIdentity) throws
+    /// `keys`: an encrypted cloud's key envelopes, stored before the identity that says they
+    /// are there.
+    func create(_ identity: CloudIdentity, keys: [KeyEnvelope]) throws
+
+    /// How this backend writes and reads records and bytes: plain, or sealed with the cloud's
+    /// data key. Identities and key envelopes are never sealed.
+    var sealing: CloudSealing { get }
+    /// This cloud, written and read through `sealing`.
+    func sealed(by sealing: CloudSealing) -> any CloudBackend
+
+    /// An encrypted cloud's key envelopes (each the data key wrapped by one secret).
+    func keyEnvelopes() throws -> [KeyEnvelope]
+    /// Stores a passphrase envelope under its number, then removes the older passphrase
+    /// envelopes: after a passphrase change the old passphrase opens nothing.
+    func putPassphraseEnvelope(_ envelope: KeyEnvelope) throws
 
     /// Records a device that joins the cloud (written once, by that device).
     func register(_ device: DeviceRecord) throws
@@ -85,6 +101,11 @@ public protocol CloudBackend: Sendable {
 }
 
 extension CloudBackend {
+    /// Makes a new plain cloud.
+    public func create(_ identity: CloudIdentity) throws {
+        try create(identity, keys: [])
+    }
+
     public func identitiesSetAside() throws -> [CloudIdentity] { [] }
 
     public func contentFolders(for hashes: Set<ContentHash>) -> [URL] { [] }

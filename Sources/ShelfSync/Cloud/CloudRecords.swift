@@ -6,14 +6,23 @@ import Foundation
 public struct CloudIdentity: Codable, Hashable, Sendable {
     /// The layout version; a Shelf refuses a cloud whose format is newer than it knows.
     /// 2: each device stores file bytes in its own content folder (1: one shared folder).
+    /// 3: 2, encrypted: every record and file sealed (``CloudSealing``), the data key wrapped
+    /// in the cloud's key envelopes.
     public var format: Int
     /// Unique per cloud: a library remembers the cloud it linked to by this.
     public var cloud: String
     public var created: Date
 
-    public static let currentFormat = 2
+    /// The newest format this Shelf reads.
+    public static let currentFormat = encryptedFormat
+    /// The format of a new plain cloud.
+    public static let plainFormat = 2
+    /// The format of a new encrypted cloud: a Shelf older than encryption refuses it.
+    public static let encryptedFormat = 3
 
-    public init(format: Int = CloudIdentity.currentFormat, cloud: String = UUID().uuidString.lowercased(),
+    public var isEncrypted: Bool { format >= Self.encryptedFormat }
+
+    public init(format: Int = CloudIdentity.plainFormat, cloud: String = UUID().uuidString.lowercased(),
                 created: Date = Date()) {
         self.format = format
         self.cloud = cloud
@@ -45,10 +54,15 @@ public struct ContentHash: RawRepresentable, Codable, Hashable, Sendable, Custom
     public init(rawValue: String) { self.rawValue = rawValue }
 
     public init(of bytes: Data) {
+        self.init(hex: SHA256.hash(data: bytes))
+    }
+
+    /// A 32-byte digest in lower-case hex.
+    init(hex digest: some Sequence<UInt8>) {
         let digits = Array("0123456789abcdef".utf8)
         var hex: [UInt8] = []
         hex.reserveCapacity(64)
-        for byte in SHA256.hash(data: bytes) {
+        for byte in digest {
             hex.append(digits[Int(byte >> 4)])
             hex.append(digits[Int(byte & 0x0f)])
         }
@@ -165,6 +179,9 @@ public struct CloudSnapshot: Codable, Hashable, Sendable {
         self.changes = changes
         self.history = history
     }
+
+    /// How many batches the snapshot covers: of two, the one with more behind it is newer.
+    var batchesBehind: Int64 { cursor.positions.values.reduce(0, +) }
 }
 
 /// How far a device has read the cloud: per log, the last batch applied. A folder cloud has

@@ -13,27 +13,51 @@ public enum CloudLinking {
     /// says another device made it) in an empty place too. Two devices that each make a cloud
     /// in one shared folder anyway are joined when they meet (``SyncEngine/checkIdentity()``).
     /// `downloadAll`: fetch every item's bytes as they arrive instead of on first read.
+    ///
+    /// `encrypt` makes the new cloud an encrypted one (joining a plain cloud is refused then).
+    /// `passphrase` is asked only where a passphrase is needed: to make an encrypted cloud, or
+    /// to join one (where a recovery key does as well); the unwrapped data key is kept in the
+    /// library (``DeviceCloudKey``).
     @discardableResult
     public static func link(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String,
                             downloadAll: Bool = false, cacheLimit: Int? = nil, join: Bool = false,
-                            wait: TimeInterval = 600, progress: (String) -> Void = { _ in }) throws -> CloudLinkState {
+                            encrypt: Bool = false, passphrase: (() throws -> String)? = nil,
+                            keyCosts: ScryptParameters.Costs = .standard,
+                            wait: TimeInterval = 600, progress: (String) -> Void = { _ in }) throws -> LinkedCloud {
         if let link = try store.cloudLink() { throw SyncError.alreadyLinked(location: link.location) }
         guard CloudInputRules.isDeviceName(deviceName) else { throw SyncError.invalidDeviceName(deviceName) }
         let identity: CloudIdentity
+        var sealed = cloud
+        var recoveryKey: RecoveryKey?
         if let arrived = try arrivedIdentity(of: cloud, join: join, wait: wait, progress: progress) {
             identity = arrived
+            if encrypt && !arrived.isEncrypted { throw SyncError.plainCloudThere(location: cloud.location) }
+            if arrived.isEncrypted {
+                guard let passphrase else { throw SyncError.passphraseNeeded(location: cloud.location) }
+                let key = try cloud.keyEnvelopes().unlock(with: try passphrase(), cloud: arrived.cloud)
+                try DeviceCloudKey.save(key, cloud: arrived.cloud, in: store)
+                sealed = cloud.sealed(by: CloudSealing(dataKey: key, cloud: arrived.cloud))
+            }
+        } else if encrypt {
+            guard let passphrase else { throw SyncError.passphraseNeeded(location: cloud.location) }
+            identity = CloudIdentity(format: CloudIdentity.encryptedFormat)
+            let keys = try NewCloudKeys(cloud: identity.cloud, passphrase: try passphrase(), costs: keyCosts)
+            try DeviceCloudKey.save(keys.dataKey, cloud: identity.cloud, in: store)
+            try cloud.create(identity, keys: keys.envelopes)
+            sealed = cloud.sealed(by: CloudSealing(dataKey: keys.dataKey, cloud: identity.cloud))
+            recoveryKey = keys.recoveryKey
         } else {
             identity = CloudIdentity()
             try cloud.create(identity)
         }
         let device = DeviceRecord(id: UUID().uuidString.lowercased(), name: deviceName)
-        try cloud.register(device)
+        try sealed.register(device)
         let link = CloudLinkState(location: cloud.location, cloud: identity.cloud, device: device.id,
                                   deviceName: deviceName, cursor: try CloudCoding.encoder.encode(CloudCursor()),
                                   nextBatch: 1, pushedSequence: 0, linked: Date(), downloadAll: downloadAll,
                                   cacheLimit: cacheLimit)
         try store.write { try $0.ledger.setCloudLink(link) }
-        return link
+        return LinkedCloud(state: link, cloud: sealed, recoveryKey: recoveryKey)
     }
 
     /// The identity of the cloud at `cloud`, once it is there; nil for a new or empty place
@@ -62,9 +86,41 @@ public enum CloudLinking {
     private static let arrivalPoll: TimeInterval = 0.2
     private static let progressInterval: TimeInterval = 5
 
-    /// Forgets the link; the library keeps every item as it is.
+    /// Forgets the link, and the key of an encrypted cloud; the library keeps every item as it is.
     public static func unlink(_ store: LibraryStore) throws {
         guard try store.cloudLink() != nil else { throw SyncError.notLinked }
         try store.write { try $0.ledger.removeCloudLink() }
+        try DeviceCloudKey.remove(from: store)
+    }
+}
+
+/// A library just linked: its link, the cloud as it reads and writes it (sealed, for an
+/// encrypted cloud), and the recovery key of an encrypted cloud it made, to show once.
+public struct LinkedCloud {
+    public let state: CloudLinkState
+    public let cloud: any CloudBackend
+    public let recoveryKey: RecoveryKey?
+}
+
+/// What only an encrypted cloud has: its passphrase, and the move of a plain cloud to one.
+extension CloudLinking {
+    /// Changes the passphrase of the encrypted cloud `store` is linked to (`cloud`, as located):
+    /// the data key this library holds is wrapped anew under the next number, and the older
+    /// passphrase envelopes go. Nothing is encrypted again, so a device that was offline keeps
+    /// syncing with the key it holds.
+    public static func changePassphrase(of store: LibraryStore, in cloud: any CloudBackend, to passphrase: String,
+                                        costs: ScryptParameters.Costs = .standard) throws {
+        guard let link = try store.cloudLink() else { throw SyncError.notLinked }
+        guard let (cloudID, key) = try DeviceCloudKey.load(from: store) else { throw SyncError.notEncryptedHere }
+        let identity = try cloud.identity()
+        guard identity.cloud == link.cloud, cloudID == link.cloud else {
+            throw CloudError.differentCloud(location: cloud.location, expected: link.cloud, found: identity.cloud)
+        }
+        // The key here must be the cloud's: this device's own record opens with it.
+        guard try cloud.sealed(by: CloudSealing(dataKey: key, cloud: cloudID)).devices().contains(where: { $0.id == link.device }) else {
+            throw CloudKeyError.notAKey
+        }
+        let number = (try cloud.keyEnvelopes().newestPassphrase?.number ?? 0) + 1
+        try cloud.putPassphraseEnvelope(try .passphrase(passphrase, number: number, wrapping: key, cloud: cloudID, parameters: costs))
     }
 }

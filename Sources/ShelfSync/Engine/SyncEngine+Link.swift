@@ -14,6 +14,8 @@ extension SyncEngine {
         guard try identity.cloud == link.cloud || joinsCloudThatMet(identity, link) else {
             throw CloudError.differentCloud(location: cloud.location, expected: link.cloud, found: identity.cloud)
         }
+        if identity.isEncrypted && !cloud.sealing.isSealed { throw SyncError.noKeyHere(location: cloud.location) }
+        if !identity.isEncrypted && cloud.sealing.isSealed { throw SyncError.notEncrypted(location: cloud.location) }
     }
 
     /// Two devices that linked to one shared folder before either's cloud reached the other
@@ -21,8 +23,9 @@ extension SyncEngine {
     /// whose identity was set aside (its own record beside it proves the folder is the one it
     /// wrote to) joins the one kept: every device's log and bytes are in that one folder, so
     /// nothing splits or is lost — as if it had joined the other's cloud with its library.
+    /// Encrypted clouds made so cannot join: each has its own key.
     private func joinsCloudThatMet(_ kept: CloudIdentity, _ link: CloudLinkState) throws -> Bool {
-        guard try cloud.identitiesSetAside().contains(where: { $0.cloud == link.cloud }),
+        guard !cloud.sealing.isSealed, try cloud.identitiesSetAside().contains(where: { $0.cloud == link.cloud }),
               try cloud.devices().contains(where: { $0.id == link.device }) else { return false }
         try record { $0.cloud = kept.cloud }
         logger.notice("the cloud this device made at \(cloud.location) met another made there before it arrived; joined that one (\(kept.cloud))")

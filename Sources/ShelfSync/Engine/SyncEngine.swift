@@ -49,6 +49,14 @@ public final class SyncEngine: Sendable {
         self.logger = logger
     }
 
+    /// The engine of the cloud `store` is linked to, reading and writing it with the library's
+    /// key where the cloud is encrypted; nil for a library not linked.
+    public static func linked(_ store: LibraryStore, logger: Logger = Logger(label: "shelf.sync")) throws -> SyncEngine? {
+        guard let link = try store.cloudLink() else { return nil }
+        let cloud = try DeviceCloudKey.open(try CloudLocation.backend(link.location), for: store)
+        return SyncEngine(store: store, cloud: cloud, logger: logger)
+    }
+
     /// Tells the engine which items a program holds (the mount knows which of its files are
     /// locked or have unsaved writes): their cloud changes wait, and they are never evicted.
     /// `busyItems` must not wait for the store.

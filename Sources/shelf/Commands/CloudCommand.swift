@@ -51,8 +51,8 @@ struct CloudCommand: ParsableCommand {
                                            cacheLimit: cacheLimit?.bytes, join: join, wait: wait) { progress in
                 FileHandle.standardError.write(Data((progress + "\n").utf8))
             }
-            let report = try SyncEngine(store: store, cloud: cloud).sync()
-            print("Linked to the cloud at \(link.location) as \(link.deviceName): \(report.pulled) changes in, \(report.pushed) items uploaded.")
+            let report = try SyncEngine(store: store, cloud: link.cloud).sync()
+            print("Linked to the cloud at \(link.state.location) as \(link.state.deviceName): \(report.pulled) changes in, \(report.pushed) items uploaded.")
         }
     }
 
@@ -158,8 +158,7 @@ extension SyncStatus {
             if let json = FileManager.default.contents(atPath: mountpoint + "/.shelf/sync.json"),
                let status = try? SyncStatus.decoded(from: json) { return status }
         }
-        guard let link = try store.cloudLink() else { return nil }
-        return try SyncEngine(store: store, cloud: try CloudLocation.backend(link.location)).status()
+        return try SyncEngine.linked(store)?.status()
     }
 }
 
@@ -176,10 +175,9 @@ struct SyncCommand: ParsableCommand {
 
     func run() throws {
         let store = try library.open()
-        guard let link = try store.cloudLink() else {
+        guard let link = try store.cloudLink(), let engine = try SyncEngine.linked(store) else {
             throw CLIError("this library is not linked to a cloud; link it with `shelf cloud link DIR`.")
         }
-        let engine = SyncEngine(store: store, cloud: try CloudLocation.backend(link.location))
         guard watch else {
             // A mounted library syncs through its mount, whose view then shows the round at once.
             if let answer = MountControl.sync(library: store.folder) {

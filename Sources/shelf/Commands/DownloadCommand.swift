@@ -95,10 +95,10 @@ struct LinkedItems: ParsableArguments {
 enum DownloadControl {
     static func open(_ library: LibraryOptions) throws -> (LibraryStore, SyncEngine) {
         let store = try library.open()
-        guard let link = try store.cloudLink() else {
+        guard let engine = try SyncEngine.linked(store) else {
             throw CLIError("this library is not linked to a cloud, so every item is on this device; link it with `shelf cloud link DIR`.")
         }
-        return (store, SyncEngine(store: store, cloud: try CloudLocation.backend(link.location)))
+        return (store, engine)
     }
 }
 
@@ -110,10 +110,9 @@ enum Downloads {
     static func fetch(_ ids: [ItemID]? = nil, of store: LibraryStore) throws -> Int {
         let wanted = try ids.map { try $0.filter { try store.downloadState(of: $0) != nil } } ?? store.placeholderIDs()
         guard !wanted.isEmpty else { return 0 }
-        guard let link = try store.cloudLink() else {
+        guard let engine = try SyncEngine.linked(store) else {
             throw CLIError("\(wanted.count) item\(wanted.count == 1 ? " is" : "s are") not downloaded and the library is not linked to a cloud; link it again with `shelf cloud link DIR` to bring them.")
         }
-        let engine = SyncEngine(store: store, cloud: try CloudLocation.backend(link.location))
         var failures: [String] = []
         for id in wanted {
             do {

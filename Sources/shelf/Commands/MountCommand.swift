@@ -61,7 +61,7 @@ struct MountCommand: ParsableCommand {
             }
             // A linked library syncs while it is mounted; what a round brings reaches the mount
             // through the store's change feed like any other process's changes.
-            let engine = try store.cloudLink().map { SyncEngine(store: store, cloud: try CloudLocation.backend($0.location)) }
+            let engine = try SyncEngine.linked(store)
             let mount = try ShelfMount(store: store, mountpoint: path, sync: engine,
                                        options: ShelfMount.Options(allowOther: allowOther, debug: debug,
                                                                    downloadTimeout: .milliseconds(Int64(downloadTimeout.value * 1000))))

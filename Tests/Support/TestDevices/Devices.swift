@@ -11,6 +11,16 @@ public enum CloudKind: String, CaseIterable, Sendable {
     case folder
     /// A schema of its own on the test run's throw-away PostgreSQL server.
     case postgres
+    /// A folder cloud made with `--encrypt`: every record and file sealed.
+    case encryptedFolder
+    /// A PostgreSQL cloud made with `--encrypt`; not among the behaviour suite's kinds (the
+    /// encrypted folder carries the sealing), but for the tests of what a server holds.
+    case encryptedPostgres
+
+    public static let allCases: [CloudKind] = [.folder, .postgres, .encryptedFolder]
+
+    public var isPostgres: Bool { self == .postgres || self == .encryptedPostgres }
+    public var isEncrypted: Bool { self == .encryptedFolder || self == .encryptedPostgres }
 }
 
 /// Libraries ("devices") sharing one cloud, all in one temporary folder: the one way tests
@@ -32,11 +42,11 @@ public final class Devices {
     private let postgres: (address: PostgresAddress, password: String)?
 
     public init(delayed: Bool = false, cloud kind: CloudKind = .folder) throws {
-        precondition(!delayed || kind == .folder, "only folder clouds deliver late")
+        precondition(!delayed || !kind.isPostgres, "only folder clouds deliver late")
         folder = try TemporaryFolder()
         self.delayed = delayed
         self.kind = kind
-        postgres = kind == .postgres ? try TestClouds.makeCloud() : nil
+        postgres = kind.isPostgres ? try TestClouds.makeCloud() : nil
     }
 
     /// Devices of the PostgreSQL cloud at `address`, whose role logs in with `password`.
@@ -47,15 +57,27 @@ public final class Devices {
         postgres = (address, password)
     }
 
-    /// The cloud `name` sees.
+    /// The passphrase of the fixture's encrypted clouds.
+    public static let passphrase = "correct horse battery staple"
+
+    /// How the devices of an encrypted cloud read it, once one has linked.
+    private var sealing = CloudSealing.plain
+
+    /// The cloud `name` sees, as its devices read it: sealed with the cloud's key once a device
+    /// linked to an encrypted one (so a test may write to it as a member would).
     public func cloud(for name: String) throws -> any CloudBackend {
+        try located(for: name).sealed(by: sealing)
+    }
+
+    /// The cloud `name` sees, as a new device finds it.
+    private func located(for name: String) throws -> any CloudBackend {
         guard let postgres else { return FolderCloud(folder: cloudFolder(for: name)) }
         return try postgres.address.cloud(environment: ["PGPASSWORD": postgres.password])
     }
 
     /// The folder of the folder cloud `name` sees.
     public func cloudFolder(for name: String) -> URL {
-        precondition(kind == .folder, "only folder clouds have a folder")
+        precondition(!kind.isPostgres, "only folder clouds have a folder")
         return folder.child(delayed ? "cloud-" + name : "cloud")
     }
 
@@ -89,7 +111,9 @@ public final class Devices {
         // reaches it first and it joins that one, as a file-sync tool shares one folder.
         if delayed { try FileManager.default.createDirectory(at: cloudFolder(for: name), withIntermediateDirectories: true) }
         if delivering { try deliver() }
-        try CloudLinking.link(store, to: try cloud(for: name), deviceName: name, downloadAll: downloadAll, cacheLimit: cacheLimit)
+        let linked = try CloudLinking.link(store, to: try located(for: name), deviceName: name, downloadAll: downloadAll,
+                                           cacheLimit: cacheLimit, encrypt: kind.isEncrypted, passphrase: { Devices.passphrase })
+        if linked.cloud.sealing.isSealed { sealing = linked.cloud.sealing }
         if delivering { try deliver() }
     }
 
@@ -98,7 +122,8 @@ public final class Devices {
         // SHELF_SYNC_TRACE=1: every resolution and conflict on stderr (ChangeApplier's trace).
         var logger = Logger(label: "shelf.sync.\(name)")
         if ProcessInfo.processInfo.environment["SHELF_SYNC_TRACE"] != nil { logger.logLevel = .debug }
-        return Device(store: store, engine: SyncEngine(store: store, cloud: try cloud(for: name), logger: logger))
+        let cloud = try DeviceCloudKey.open(try located(for: name), for: store)
+        return Device(store: store, engine: SyncEngine(store: store, cloud: cloud, logger: logger))
     }
 
     /// Devices a, b and c, each holding the note at `path` with `text`; returns them and its id.

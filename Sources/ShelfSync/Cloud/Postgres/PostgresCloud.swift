@@ -16,9 +16,14 @@ import PostgresNIO
 /// the server stored its batch) finds its number taken and changes nothing. After each push
 /// the device sends a `NOTIFY` that carries no data (any role may listen on any channel): the
 /// other devices wake, and read what is new through their own schema's privileges.
+///
+/// An encrypted cloud stores the same rows, their bodies and bytes sealed (``CloudSealing``),
+/// device names only inside the sealed `body`, and content under keyed addresses; the `NOTIFY`
+/// stays empty.
 public final class PostgresCloud: CloudBackend {
     public let location: String
     public var changeFolders: [URL] { [] }
+    public let sealing: CloudSealing
     let session: PostgresSession
     /// The cloud's schema, quoted for SQL.
     private let schema: String
@@ -30,13 +35,19 @@ public final class PostgresCloud: CloudBackend {
 
     /// `schemaName`: the schema holding the cloud (usually the role's own).
     init(session: PostgresSession, schemaName: String, listenConfiguration: PostgresConnection.Configuration,
-         logger: Logger) {
+         logger: Logger, sealing: CloudSealing = .plain) {
         self.session = session
         self.listenConfiguration = listenConfiguration
         self.logger = logger
+        self.sealing = sealing
         location = session.location
         schema = PostgresSchema.quoted(schemaName)
         channel = PostgresSchema.channel(forSchema: schemaName)
+    }
+
+    public func sealed(by sealing: CloudSealing) -> any CloudBackend {
+        PostgresCloud(session: session, schemaName: PostgresSchema.unquoted(schema), listenConfiguration: listenConfiguration,
+                      logger: logger, sealing: sealing)
     }
 
     /// The SQL an administrator runs to make a place for the cloud `name` (its role and
@@ -64,11 +75,18 @@ public final class PostgresCloud: CloudBackend {
         return CloudIdentity(format: format, cloud: cloud, created: created)
     }
 
-    public func create(_ identity: CloudIdentity) throws {
+    public func create(_ identity: CloudIdentity, keys: [KeyEnvelope]) throws {
         guard try schemaExists() else { throw PostgresSchema.missingSchemaError(location) }
+        let envelopes = try keys.map { ($0, try CloudCoding.encoder.encode($0)) }
         let stored = try call {
             try session.transaction { transaction -> Bool in
                 for statement in PostgresSchema.tables(in: schema) { try transaction.query(PostgresQuery(unsafeSQL: statement)) }
+                for (envelope, body) in envelopes {
+                    try transaction.query("""
+                        INSERT INTO \(unescaped: schema).cloud_key (kind, number, body)
+                        VALUES (\(envelope.kind.rawValue), \(envelope.number), \(body)) ON CONFLICT DO NOTHING
+                        """)
+                }
                 let inserted = try transaction.query("""
                     INSERT INTO \(unescaped: schema).shelf_cloud (format, cloud, created, schema_version)
                     VALUES (\(identity.format), \(identity.cloud), \(identity.created), \(PostgresSchema.version))
@@ -80,19 +98,63 @@ public final class PostgresCloud: CloudBackend {
         guard stored else { throw CloudError.notACloud(location: location) }
     }
 
+    // MARK: Keys
+
+    public func keyEnvelopes() throws -> [KeyEnvelope] {
+        try cloudQuery("SELECT kind, number, body FROM \(unescaped: schema).cloud_key").compactMap { row in
+            let (kind, number, body) = try decode(row, as: (String, Int64, Data).self)
+            // One stored under another's kind or number is not it.
+            guard let envelope = try? CloudCoding.decoder.decode(KeyEnvelope.self, from: body),
+                  envelope.kind.rawValue == kind, envelope.number == number else { return nil }
+            return envelope
+        }
+    }
+
+    public func putPassphraseEnvelope(_ envelope: KeyEnvelope) throws {
+        let body = try CloudCoding.encoder.encode(envelope)
+        try call {
+            try session.transaction { transaction in
+                try transaction.query("""
+                    INSERT INTO \(unescaped: schema).cloud_key (kind, number, body)
+                    VALUES (\(envelope.kind.rawValue), \(envelope.number), \(body)) ON CONFLICT DO NOTHING
+                    """)
+                try transaction.query("""
+                    DELETE FROM \(unescaped: schema).cloud_key WHERE kind = \(envelope.kind.rawValue) AND number < \(envelope.number)
+                    """)
+            }
+        }
+    }
+
     // MARK: Devices
 
+    /// An encrypted cloud's device rows keep the name only in the sealed `body`.
     public func register(_ device: DeviceRecord) throws {
+        guard sealing.isSealed else {
+            try cloudQuery("""
+                INSERT INTO \(unescaped: schema).device (id, name, joined) VALUES (\(device.id), \(device.name), \(device.joined))
+                ON CONFLICT (id) DO NOTHING
+                """)
+            return
+        }
+        let body = try sealing.encode(device, at: .device(device.id))
         try cloudQuery("""
-            INSERT INTO \(unescaped: schema).device (id, name, joined) VALUES (\(device.id), \(device.name), \(device.joined))
+            INSERT INTO \(unescaped: schema).device (id, name, joined, body) VALUES (\(device.id), '', \(device.joined), \(body))
             ON CONFLICT (id) DO NOTHING
             """)
     }
 
     public func devices() throws -> [DeviceRecord] {
-        try cloudQuery("SELECT id, name, joined FROM \(unescaped: schema).device ORDER BY joined, id").map { row in
-            let (id, name, joined) = try decode(row, as: (String, String, Date).self)
-            return DeviceRecord(id: id, name: name, joined: joined)
+        guard sealing.isSealed else {
+            return try cloudQuery("SELECT id, name, joined FROM \(unescaped: schema).device ORDER BY joined, id").map { row in
+                let (id, name, joined) = try decode(row, as: (String, String, Date).self)
+                return DeviceRecord(id: id, name: name, joined: joined)
+            }
+        }
+        return try cloudQuery("SELECT id, body FROM \(unescaped: schema).device ORDER BY joined, id").map { row in
+            let (id, body) = try decode(row, as: (String, Data?).self)
+            let device = try open(DeviceRecord.self, body ?? Data(), at: .device(id), what: "device \(id)")
+            guard device.id == id else { throw CloudError.damaged(path: "\(location) device \(id)", reason: "it holds device \(device.id)") }
+            return device
         }
     }
 
@@ -107,7 +169,7 @@ public final class PostgresCloud: CloudBackend {
     // MARK: Change logs
 
     public func append(_ batch: ChangeBatch) throws {
-        let body = try CloudCoding.encoder.encode(batch)
+        let body = try sealing.encode(batch, at: .batch(batch.device, batch.number))
         try call {
             try session.transaction { transaction in
                 try transaction.query("""
@@ -137,10 +199,18 @@ public final class PostgresCloud: CloudBackend {
             return .unreadable(device: device, number: number,
                                reason: "\(CloudError.tooLarge(path: what, bytes: Int(size), limit: CloudInputRules.maxBatchBytes))")
         }
-        guard let batch = try? CloudCoding.decoder.decode(ChangeBatch.self, from: body), batch.device == device,
-              batch.number == number else {
+        let batch: ChangeBatch
+        do {
+            batch = try sealing.decode(ChangeBatch.self, from: body, at: .batch(device, number))
+        } catch let error as CloudSealingError where sealing.isSealed {
+            return .unreadable(device: device, number: number, reason: "\(CloudError.damaged(path: what, reason: "\(error)"))")
+        } catch {
             return .unreadable(device: device, number: number,
                                reason: "\(CloudError.damaged(path: what, reason: "it is not a batch Shelf wrote"))")
+        }
+        guard batch.device == device, batch.number == number else {
+            return .unreadable(device: device, number: number,
+                               reason: "\(CloudError.damaged(path: what, reason: "it holds batch \(batch.number) of \(batch.device)"))")
         }
         return batch
     }
@@ -179,7 +249,7 @@ public final class PostgresCloud: CloudBackend {
     // MARK: Acknowledgements and snapshots
 
     public func acknowledge(_ ack: DeviceAck) throws {
-        let body = try CloudCoding.encoder.encode(ack)
+        let body = try sealing.encode(ack, at: .acknowledgement(ack.device, ack.number))
         try cloudQuery("""
             INSERT INTO \(unescaped: schema).ack AS a (device, number, body) VALUES (\(ack.device), \(ack.number), \(body))
             ON CONFLICT (device) DO UPDATE SET number = excluded.number, body = excluded.body WHERE excluded.number > a.number
@@ -188,45 +258,64 @@ public final class PostgresCloud: CloudBackend {
 
     public func acknowledgements() throws -> [DeviceID: DeviceAck] {
         var acks: [DeviceID: DeviceAck] = [:]
-        for row in try cloudQuery("SELECT body FROM \(unescaped: schema).ack") {
-            let ack = try decodeBody(DeviceAck.self, row, what: "an acknowledgement")
+        for row in try cloudQuery("SELECT device, number, body FROM \(unescaped: schema).ack") {
+            let (device, number, body) = try decode(row, as: (String, Int64, Data).self)
+            // One that does not read is passed over: that device's reading holds removals back.
+            guard let ack = try? open(DeviceAck.self, body, at: .acknowledgement(device, number), what: "an acknowledgement"),
+                  ack.device == device, ack.number == number else { continue }
             acks[ack.device] = ack
         }
         return acks
     }
 
     public func putSnapshot(_ snapshot: CloudSnapshot) throws {
-        let body = try CloudCoding.encoder.encode(snapshot)
-        let covered = snapshot.cursor.positions.values.reduce(0, +)
+        let body = try sealing.encode(snapshot, at: .snapshot(snapshot.device, snapshot.number))
         try cloudQuery("""
             INSERT INTO \(unescaped: schema).snapshot (device, number, covered, body)
-            VALUES (\(snapshot.device), \(snapshot.number), \(covered), \(body))
+            VALUES (\(snapshot.device), \(snapshot.number), \(snapshot.batchesBehind), \(body))
             ON CONFLICT (device, number) DO NOTHING
             """)
     }
 
+    /// The newest of the snapshots that read as what their row says (a row claiming more than
+    /// its snapshot covers would pass over newer ones).
     public func latestSnapshot() throws -> CloudSnapshot? {
-        try cloudQuery("""
-            SELECT body FROM \(unescaped: schema).snapshot WHERE octet_length(body) <= \(CloudInputRules.maxSnapshotBytes)
-            ORDER BY covered DESC, number DESC LIMIT 1
+        let rows = try cloudQuery("""
+            SELECT device, number, covered, body FROM \(unescaped: schema).snapshot
+            WHERE octet_length(body) <= \(CloudInputRules.maxSnapshotBytes) ORDER BY covered DESC, number DESC LIMIT 3
             """)
-            .first.map { try decodeBody(CloudSnapshot.self, $0, what: "a snapshot") }
+        for row in rows {
+            let (device, number, covered, body) = try decode(row, as: (String, Int64, Int64, Data).self)
+            if let snapshot = try? open(CloudSnapshot.self, body, at: .snapshot(device, number), what: "a snapshot"),
+               snapshot.device == device, snapshot.number == number, snapshot.batchesBehind == covered {
+                return snapshot
+            }
+        }
+        return nil
     }
 
     // MARK: Content
 
     public func putContent(_ bytes: Data, hash: ContentHash, by device: DeviceID) throws {
+        let address = sealing.address(of: hash)
+        let stored = try sealing.seal(bytes, at: .content(address))
         try cloudQuery("""
-            INSERT INTO \(unescaped: schema).content AS c (hash, bytes, used) VALUES (\(hash.rawValue), \(bytes), now())
+            INSERT INTO \(unescaped: schema).content AS c (hash, bytes, used) VALUES (\(address.rawValue), \(stored), now())
             ON CONFLICT (hash) DO UPDATE SET used = now()
             """)
     }
 
     public func content(_ hash: ContentHash) throws -> Data? {
-        guard let row = try cloudQuery("SELECT bytes FROM \(unescaped: schema).content WHERE hash = \(hash.rawValue)").first else {
+        let address = sealing.address(of: hash)
+        guard let row = try cloudQuery("SELECT bytes FROM \(unescaped: schema).content WHERE hash = \(address.rawValue)").first else {
             return nil
         }
-        let bytes = try decode(row, as: Data.self)
+        let bytes: Data
+        do {
+            bytes = try sealing.open(try decode(row, as: Data.self), at: .content(address))
+        } catch let error as CloudSealingError {
+            throw CloudError.damaged(path: "\(location) content \(address)", reason: "\(error)")
+        }
         guard ContentHash(of: bytes) == hash else {
             throw CloudError.damaged(path: "\(location) content \(hash)", reason: "the bytes do not match their hash")
         }
@@ -234,7 +323,7 @@ public final class PostgresCloud: CloudBackend {
     }
 
     public func hasContent(_ hash: ContentHash) throws -> Bool {
-        try !cloudQuery("SELECT 1 FROM \(unescaped: schema).content WHERE hash = \(hash.rawValue)").isEmpty
+        try !cloudQuery("SELECT 1 FROM \(unescaped: schema).content WHERE hash = \(sealing.address(of: hash).rawValue)").isEmpty
     }
 
     /// The candidates come from the `content_used` index and are checked against `keeping`
@@ -242,6 +331,7 @@ public final class PostgresCloud: CloudBackend {
     public func removeContent(except keeping: Set<ContentHash>, unusedSince: Date) throws -> Int {
         let unused = try cloudQuery("SELECT hash FROM \(unescaped: schema).content WHERE used < \(unusedSince)")
             .map { ContentHash(rawValue: try decode($0, as: String.self)) }
+        let keeping = Set(keeping.map(sealing.address))
         let doomed = unused.filter { !keeping.contains($0) }.map(\.rawValue)
         guard !doomed.isEmpty else { return 0 }
         return try cloudQuery("""
@@ -287,10 +377,10 @@ public final class PostgresCloud: CloudBackend {
         }
     }
 
-    private func decodeBody<T: Decodable>(_ type: T.Type, _ row: PostgresRow, what: String) throws -> T {
-        let body = try decode(row, as: (Data).self)
+    /// The record in a row's `body`, opened as stored at `place`.
+    private func open<T: Decodable>(_ type: T.Type, _ body: Data, at place: CloudPlace, what: String) throws -> T {
         do {
-            return try CloudCoding.decoder.decode(type, from: body)
+            return try sealing.decode(type, from: body, at: place)
         } catch {
             throw CloudError.damaged(path: "\(location) \(what)", reason: "\(error)")
         }

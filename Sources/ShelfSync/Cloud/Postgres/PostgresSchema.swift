@@ -10,7 +10,8 @@ import Foundation
 /// covers most (`snapshot_covered`).
 enum PostgresSchema {
     /// Bumped when the tables change; a cloud made by a newer Shelf says so in its identity.
-    static let version = 1
+    /// 2: the `cloud_key` table and `device.body`, for encrypted clouds.
+    static let version = 2
 
     /// Creates the tables in `schema` (quoted) where they do not exist yet.
     static func tables(in schema: String) -> [String] {
@@ -24,7 +25,11 @@ enum PostgresSchema {
             """
             CREATE TABLE IF NOT EXISTS \(schema).device (
                 id text PRIMARY KEY, name text NOT NULL, joined timestamptz NOT NULL,
-                retired boolean NOT NULL DEFAULT false)
+                retired boolean NOT NULL DEFAULT false, body bytea)
+            """,
+            """
+            CREATE TABLE IF NOT EXISTS \(schema).cloud_key (
+                kind text NOT NULL, number bigint NOT NULL, body bytea NOT NULL, PRIMARY KEY (kind, number))
             """,
             """
             CREATE TABLE IF NOT EXISTS \(schema).batch (
