@@ -83,6 +83,33 @@ import TestTraits
         #expect(try c.text(id: id) == "written after the change\n")
     }
 
+    /// A file-sync tool may bring the identity before the keys: a device joining takes the
+    /// cloud as still arriving (here with no time to wait: it says so) until they are there.
+    @Test func aJoiningDeviceWaitsForKeysThatArriveAfterTheIdentity() throws {
+        let devices = try Devices(delayed: true, cloud: .encryptedFolder)
+        let a = try devices.device("a")
+        let id = try a.write("Notes/One.md", "one\n")
+        try a.sync()
+        let b = try devices.library("b")
+        try FileManager.default.createDirectory(at: devices.cloudFolder(for: "b"), withIntermediateDirectories: true)
+        try devices.deliver(only: Self.allButKeys)
+        let location = devices.cloudFolder(for: "b").path
+        #expect(throws: SyncError.cloudDidNotArrive(location: location, seconds: 0)) {
+            try CloudLinking.link(b, to: FolderCloud(folder: devices.cloudFolder(for: "b")), deviceName: "b", join: true,
+                                  passphrase: { Devices.passphrase }, wait: 0)
+        }
+        #expect(try b.cloudLink() == nil)
+
+        try devices.deliver()
+        try CloudLinking.link(b, to: FolderCloud(folder: devices.cloudFolder(for: "b")), deviceName: "b", join: true,
+                              passphrase: { Devices.passphrase }, wait: 0)
+        let device = try devices.device("b", linked: b)
+        try device.sync()
+        #expect(try device.text(id: id) == "one\n")
+    }
+
+    private static func allButKeys(_ path: String, _ device: String) -> Bool { !path.hasPrefix("keys/") }
+
     @Test func aDeviceWithoutItsKeyAndAPlainCloudWhereAnEncryptedOneWasStopSync() throws {
         let devices = try Devices(cloud: .encryptedFolder)
         let a = try devices.device("a")

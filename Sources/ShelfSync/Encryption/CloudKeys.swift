@@ -50,9 +50,8 @@ public struct KeyEnvelope: Codable, Hashable, Sendable {
     public var name: String { "\(kind.rawValue)-\(number)" }
 
     /// Wraps `dataKey` for the cloud `cloud` with `passphrase`.
-    static func passphrase(_ passphrase: String, number: Int64, wrapping dataKey: CloudDataKey, cloud: String,
-                           parameters: ScryptParameters.Costs = .standard) throws -> KeyEnvelope {
-        let scrypt = ScryptParameters(costs: parameters, salt: Data(SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }))
+    static func passphrase(_ passphrase: String, number: Int64, wrapping dataKey: CloudDataKey, cloud: String) throws -> KeyEnvelope {
+        let scrypt = ScryptParameters(costs: .standard, salt: Data(SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }))
         var envelope = KeyEnvelope(kind: .passphrase, number: number, scrypt: scrypt, wrapped: Data())
         envelope.wrapped = try CloudSealing.seal(dataKey.bytes, key: try scrypt.key(for: passphrase), nonce: AES.GCM.Nonce(),
                                                  associatedData: envelope.associatedData(cloud: cloud))
@@ -186,11 +185,11 @@ public struct NewCloudKeys: Sendable {
     public let envelopes: [KeyEnvelope]
     public let recoveryKey: RecoveryKey
 
-    init(cloud: String, passphrase: String, costs: ScryptParameters.Costs) throws {
+    init(cloud: String, passphrase: String) throws {
         dataKey = .random()
         recoveryKey = .random()
         envelopes = [
-            try .passphrase(passphrase, number: 1, wrapping: dataKey, cloud: cloud, parameters: costs),
+            try .passphrase(passphrase, number: 1, wrapping: dataKey, cloud: cloud),
             try .recovery(recoveryKey, wrapping: dataKey, cloud: cloud),
         ]
     }

@@ -22,53 +22,59 @@ public enum CloudLinking {
     public static func link(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String,
                             downloadAll: Bool = false, cacheLimit: Int? = nil, join: Bool = false,
                             encrypt: Bool = false, passphrase: (() throws -> String)? = nil,
-                            keyCosts: ScryptParameters.Costs = .standard,
                             wait: TimeInterval = 600, progress: (String) -> Void = { _ in }) throws -> LinkedCloud {
         if let link = try store.cloudLink() { throw SyncError.alreadyLinked(location: link.location) }
         guard CloudInputRules.isDeviceName(deviceName) else { throw SyncError.invalidDeviceName(deviceName) }
         let identity: CloudIdentity
-        var sealed = cloud
+        var dataKey: CloudDataKey?
         var recoveryKey: RecoveryKey?
         if let arrived = try arrivedIdentity(of: cloud, join: join, wait: wait, progress: progress) {
             identity = arrived
             if encrypt && !arrived.isEncrypted { throw SyncError.plainCloudThere(location: cloud.location) }
             if arrived.isEncrypted {
                 guard let passphrase else { throw SyncError.passphraseNeeded(location: cloud.location) }
-                let key = try cloud.keyEnvelopes().unlock(with: try passphrase(), cloud: arrived.cloud)
-                try DeviceCloudKey.save(key, cloud: arrived.cloud, in: store)
-                sealed = cloud.sealed(by: CloudSealing(dataKey: key, cloud: arrived.cloud))
+                dataKey = try cloud.keyEnvelopes().unlock(with: try passphrase(), cloud: arrived.cloud)
             }
         } else if encrypt {
             guard let passphrase else { throw SyncError.passphraseNeeded(location: cloud.location) }
             identity = CloudIdentity(format: CloudIdentity.encryptedFormat)
-            let keys = try NewCloudKeys(cloud: identity.cloud, passphrase: try passphrase(), costs: keyCosts)
-            try DeviceCloudKey.save(keys.dataKey, cloud: identity.cloud, in: store)
+            let keys = try NewCloudKeys(cloud: identity.cloud, passphrase: try passphrase())
             try cloud.create(identity, keys: keys.envelopes)
-            sealed = cloud.sealed(by: CloudSealing(dataKey: keys.dataKey, cloud: identity.cloud))
+            dataKey = keys.dataKey
             recoveryKey = keys.recoveryKey
         } else {
             identity = CloudIdentity()
             try cloud.create(identity)
         }
         let device = DeviceRecord(id: UUID().uuidString.lowercased(), name: deviceName)
-        try sealed.register(device)
         let link = CloudLinkState(location: cloud.location, cloud: identity.cloud, device: device.id,
                                   deviceName: deviceName, cursor: try CloudCoding.encoder.encode(CloudCursor()),
                                   nextBatch: 1, pushedSequence: 0, linked: Date(), downloadAll: downloadAll,
                                   cacheLimit: cacheLimit)
-        try store.write { try $0.ledger.setCloudLink(link) }
+        let sealed = dataKey.map { cloud.sealed(by: CloudSealing(dataKey: $0, cloud: identity.cloud)) } ?? cloud
+        do {
+            if let dataKey { try DeviceCloudKey.save(dataKey, cloud: identity.cloud, in: store) }
+            try sealed.register(device)
+            try store.write { try $0.ledger.setCloudLink(link) }
+        } catch {
+            // A library left unlinked keeps no key.
+            try? DeviceCloudKey.remove(from: store)
+            throw error
+        }
         return LinkedCloud(state: link, cloud: sealed, recoveryKey: recoveryKey)
     }
 
-    /// The identity of the cloud at `cloud`, once it is there; nil for a new or empty place
-    /// where a cloud is to be made (never with `join`).
+    /// The identity of the cloud at `cloud`, once it is there (an encrypted one's with its
+    /// keys); nil for a new or empty place where a cloud is to be made (never with `join`).
     private static func arrivedIdentity(of cloud: any CloudBackend, join: Bool, wait: TimeInterval,
                                         progress: (String) -> Void) throws -> CloudIdentity? {
         let start = Date()
         var lastSaid = Date.distantPast
         while true {
             do {
-                return try cloud.identity()
+                let identity = try cloud.identity()
+                // An encrypted cloud's keys may reach this folder after its identity.
+                if try !identity.isEncrypted || cloud.keyEnvelopes().contains(where: { $0.kind == .passphrase }) { return identity }
             } catch CloudError.missing, CloudError.empty {
                 if !join { return nil }
             } catch CloudError.arriving {}
@@ -108,8 +114,7 @@ extension CloudLinking {
     /// the data key this library holds is wrapped anew under the next number, and the older
     /// passphrase envelopes go. Nothing is encrypted again, so a device that was offline keeps
     /// syncing with the key it holds.
-    public static func changePassphrase(of store: LibraryStore, in cloud: any CloudBackend, to passphrase: String,
-                                        costs: ScryptParameters.Costs = .standard) throws {
+    public static func changePassphrase(of store: LibraryStore, in cloud: any CloudBackend, to passphrase: String) throws {
         guard let link = try store.cloudLink() else { throw SyncError.notLinked }
         guard let (cloudID, key) = try DeviceCloudKey.load(from: store) else { throw SyncError.notEncryptedHere }
         let identity = try cloud.identity()
@@ -121,6 +126,6 @@ extension CloudLinking {
             throw CloudKeyError.notAKey
         }
         let number = (try cloud.keyEnvelopes().newestPassphrase?.number ?? 0) + 1
-        try cloud.putPassphraseEnvelope(try .passphrase(passphrase, number: number, wrapping: key, cloud: cloudID, parameters: costs))
+        try cloud.putPassphraseEnvelope(try .passphrase(passphrase, number: number, wrapping: key, cloud: cloudID))
     }
 }
