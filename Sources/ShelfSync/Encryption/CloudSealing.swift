@@ -142,7 +142,7 @@ public enum CloudSealingError: Error, Equatable, CustomStringConvertible {
         case .notOpened:
             "it does not open with this cloud's key: it was altered, copied from another place in the cloud, or written with another key"
         case .notARecord:
-            "it opens with this cloud's key but holds no record Shelf wrote"
+            "it holds no record Shelf wrote"
         }
     }
 }
