@@ -190,6 +190,25 @@ import TestTraits
         #expect(waiting.contains("batch 3 of device a is refused"), "\(waiting)")
     }
 
+    /// Whoever holds the cloud but not the key can write only what no device opens.
+    @Test func aBatchWrittenWithoutTheKeyIsRefused() throws {
+        let (devices, a, b) = try threeBatches()
+        let writer = try #require(try a.store.cloudLink()?.device)
+        let forged = try #require(try devices.cloud(for: "a").batch(of: writer, number: 3))
+        var fourth = ChangeBatch(device: writer, number: 4, changes: forged.changes)
+        fourth.changes[0].id = "\(writer)-4-0"
+        fourth.changes[0].title = "Forged"
+        try FolderCloud(folder: devices.cloudFolder(for: "a")).append(fourth)
+
+        try b.sync()
+        #expect(try b.store.record(atPath: "Notes/Three.md") != nil)
+        #expect(try b.store.summaries().allSatisfy(Self.isNotForged))
+        let waiting = try #require(try b.store.cloudLink()?.waiting)
+        #expect(waiting.contains("batch 4 of device a is refused"), "\(waiting)")
+    }
+
+    private static func isNotForged(_ summary: ItemSummary) -> Bool { summary.title != "Forged" }
+
     @Test func bytesCopiedToAnotherAddressAreRefusedAndTheItemStaysAPlaceholder() throws {
         let (devices, a, b) = try threeBatches()
         try b.sync()
