@@ -10,7 +10,7 @@ import TestTraits
 /// as every editor saves. Nothing may hang, every device must end with the same files, and no
 /// edit may be lost.
 @Suite(.serialized, .scratchFolders) struct ManyDevicesTests {
-    enum Cloud: String, CaseIterable { case folder, postgres }
+    enum Cloud: String, CaseIterable { case folder, postgres, encryptedFolder }
 
     static let deviceCount = 8
     static let notes = ["Notes/Shared 0.md", "Notes/Shared 1.md", "Notes/Shared 2.md"]
@@ -96,9 +96,15 @@ import TestTraits
             try Data(Self.startingText.utf8).write(to: vault.appendingPathComponent(String(path.dropFirst("Notes/".count))))
         }
         let address: String
+        var encryption: [String] = []
         switch kind {
         case .folder:
             address = clis[0].scratch.appendingPathComponent("cloud").path
+        case .encryptedFolder:
+            address = clis[0].scratch.appendingPathComponent("cloud").path
+            let passphrase = clis[0].scratch.appendingPathComponent("passphrase")
+            try Data("eight devices, one secret\n".utf8).write(to: passphrase)
+            encryption = ["--passphrase-file", passphrase.path]
         case .postgres:
             let postgres = PostgresCloudCommandTests()
             let (url, password) = try postgres.makeCloud(with: clis[0])
@@ -108,7 +114,8 @@ import TestTraits
         for (number, cli) in clis.enumerated() {
             try #require(try cli.run("init", cli.library.path).status == 0)
             if number == 0 { try #require(try cli.run("import", vault.deletingLastPathComponent().path).status == 0) }
-            let linked = try cli.run("cloud", "link", address, "--device", "d\(number)")
+            let makes = number == 0 && kind == .encryptedFolder ? ["--encrypt"] : []
+            let linked = try cli.run(["cloud", "link", address, "--device", "d\(number)"] + makes + encryption)
             try #require(linked.status == 0, "\(linked)")
         }
         try mountAll(clis[...], mounted: [], body)
