@@ -299,6 +299,112 @@ import TestTraits
         }
         return forms
     }
+
+    // MARK: Tampering (PostgreSQL cloud)
+
+    /// a pushes three batches (One, Two, Three) to an encrypted PostgreSQL cloud; b has read
+    /// none of them. Returns the cloud's schema and a's device id too.
+    private func threeBatches() throws -> (devices: Devices, a: Device, b: Device, schema: String, writer: String) {
+        let devices = try Devices(cloud: .encryptedPostgres)
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        for name in ["One", "Two", "Three"] {
+            try a.write("Notes/\(name).md", "\(name)\n")
+            try a.sync()
+        }
+        let schema = try #require(devices.postgresAddress).cloud
+        let writer = try #require(try a.store.cloudLink()?.device)
+        return (devices, a, b, schema, writer)
+    }
+
+    /// Runs `sql` on the test server as its superuser, in the clouds' database.
+    @discardableResult
+    private func administer(_ sql: String) throws -> String {
+        try PostgresServer.shared().execute(sql, database: TestClouds.database).trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Flips the lowest bit of the middle byte of `column` in the rows of `table` that `filter` picks.
+    private func flipBit(in table: String, column: String, where filter: String, schema: String) throws -> String {
+        try administer("""
+            UPDATE \(schema).\(table) SET \(column) = set_byte(\(column), octet_length(\(column)) / 2,
+                                                              get_byte(\(column), octet_length(\(column)) / 2) # 1)
+            WHERE \(filter) RETURNING 1
+            """)
+    }
+
+    private func expectHeldBack(_ number: Int64, on b: Device, sourceLocation: SourceLocation = #_sourceLocation) throws {
+        let waiting = try #require(try b.store.cloudLink()?.waiting, sourceLocation: sourceLocation)
+        #expect(waiting.contains("batch \(number) of device a is refused"), "\(waiting)", sourceLocation: sourceLocation)
+        #expect(waiting.contains("does not open with this cloud's key"), "\(waiting)", sourceLocation: sourceLocation)
+    }
+
+    @Test func aFlippedBitInABatchRowHoldsItBackAndSaysSo() throws {
+        let (_, _, b, schema, writer) = try threeBatches()
+        let batch2 = "device = '\(writer)' AND number = 2"
+        #expect(try flipBit(in: "batch", column: "body", where: batch2, schema: schema) == "1")
+
+        try b.sync()
+        #expect(try b.store.record(atPath: "Notes/One.md") != nil)
+        #expect(try b.store.record(atPath: "Notes/Two.md") == nil, "nothing of the altered batch is applied")
+        #expect(try b.store.record(atPath: "Notes/Three.md") == nil, "what follows it waits")
+        try expectHeldBack(2, on: b)
+
+        // Held back, not passed over: once the row is as a wrote it, it and what follows arrive.
+        #expect(try flipBit(in: "batch", column: "body", where: batch2, schema: schema) == "1")
+        try b.sync()
+        #expect(try b.text("Notes/Two.md") == "Two\n")
+        #expect(try b.text("Notes/Three.md") == "Three\n")
+        #expect(try b.store.cloudLink()?.waiting == nil)
+    }
+
+    @Test func anOlderBatchRowReplayedUnderANewerNumberIsRefused() throws {
+        let (_, _, b, schema, writer) = try threeBatches()
+        let original = try administer("SELECT encode(body, 'hex') FROM \(schema).batch WHERE device = '\(writer)' AND number = 3")
+        #expect(original.count > 100)
+        #expect(try administer("""
+            UPDATE \(schema).batch SET body = (SELECT body FROM \(schema).batch WHERE device = '\(writer)' AND number = 1)
+            WHERE device = '\(writer)' AND number = 3 RETURNING 1
+            """) == "1")
+
+        try b.sync()
+        #expect(try b.store.record(atPath: "Notes/One.md") != nil)
+        #expect(try b.store.record(atPath: "Notes/Two.md") != nil)
+        #expect(try b.store.record(atPath: "Notes/Three.md") == nil, "nothing of the replayed batch is applied")
+        try expectHeldBack(3, on: b)
+
+        #expect(try administer("""
+            UPDATE \(schema).batch SET body = decode('\(original)', 'hex') WHERE device = '\(writer)' AND number = 3 RETURNING 1
+            """) == "1")
+        try b.sync()
+        #expect(try b.text("Notes/Three.md") == "Three\n")
+    }
+
+    @Test func aFlippedBitInAContentRowIsRefusedAndTheItemStaysAPlaceholder() throws {
+        let (_, _, b, schema, _) = try threeBatches()
+        try b.sync()
+        #expect(try administer("SELECT count(*) FROM \(schema).content") == "3")
+        #expect(try flipBit(in: "content", column: "bytes", where: "hash = (SELECT min(hash) FROM \(schema).content)",
+                            schema: schema) == "1")
+
+        var refused = 0
+        for name in ["One", "Two", "Three"] {
+            let id = try #require(try b.store.record(atPath: "Notes/\(name).md")?.item.id)
+            do {
+                try b.engine.download(id)
+                #expect(try b.store.record(id: id)?.text == "\(name)\n")
+            } catch let error as CloudError {
+                #expect(Self.isDamagedContent(error), "\(error)")
+                #expect(try b.store.summary(id: id)?.isPlaceholder == true, "nothing was written to the library")
+                refused += 1
+            }
+        }
+        #expect(refused == 1)
+    }
+
+    static func isDamagedContent(_ error: CloudError) -> Bool {
+        guard case .damaged(_, let reason) = error else { return false }
+        return reason.contains("does not open with this cloud's key")
+    }
 }
 
 /// A connection of its own to the test server that listens on one channel and keeps every
