@@ -75,6 +75,9 @@ public final class Devices {
         return try postgres.address.cloud(environment: ["PGPASSWORD": postgres.password])
     }
 
+    /// The PostgreSQL cloud's address (its schema is `address.cloud`); nil for folder clouds.
+    public var postgresAddress: PostgresAddress? { postgres?.address }
+
     /// The folder of the folder cloud `name` sees.
     public func cloudFolder(for name: String) -> URL {
         precondition(!kind.isPostgres, "only folder clouds have a folder")
