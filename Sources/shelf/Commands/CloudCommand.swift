@@ -52,7 +52,7 @@ struct CloudCommand: ParsableCommand {
             let cloud = try CloudLocation.backend(location)
             let link = try CloudLinking.link(store, to: cloud, deviceName: device, downloadAll: download == .all,
                                            cacheLimit: cacheLimit?.bytes, join: join, encrypt: encrypt,
-                                           passphrase: passphrase.read, wait: wait) { progress in
+                                           passphrase: encrypt ? passphrase.readNew : passphrase.read, wait: wait) { progress in
                 FileHandle.standardError.write(Data((progress + "\n").utf8))
             }
             if let recovery = link.recoveryKey {
@@ -211,27 +211,5 @@ struct ByteCount: ExpressibleByArgument {
         let unit = argument.last.flatMap { units[Character($0.uppercased())] }
         guard let number = Double(unit == nil ? argument : String(argument.dropLast())), number >= 0 else { return nil }
         bytes = Int(number * Double(unit ?? 1))
-    }
-}
-
-/// Where an encrypted cloud's passphrase comes from: a file (`--passphrase-file`, or
-/// `SHELF_CLOUD_PASSPHRASE_FILE`), never the command line, so it is in no process listing or
-/// shell history.
-struct PassphraseOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("A file whose first line is the cloud's passphrase (or SHELF_CLOUD_PASSPHRASE_FILE).",
-                               valueName: "FILE"))
-    var passphraseFile: String?
-
-    /// The passphrase, read when a link needs one.
-    func read() throws -> String {
-        guard let path = passphraseFile ?? ProcessInfo.processInfo.environment["SHELF_CLOUD_PASSPHRASE_FILE"] else {
-            throw CLIError("this cloud needs its passphrase: name a file holding it with --passphrase-file FILE or SHELF_CLOUD_PASSPHRASE_FILE.")
-        }
-        guard let bytes = FileManager.default.contents(atPath: path), let text = String(data: bytes, encoding: .utf8) else {
-            throw CLIError("cannot read the passphrase file \(path); check that it exists and that you may read it.")
-        }
-        let passphrase = String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-        guard !passphrase.isEmpty else { throw CLIError("the passphrase file \(path) holds no passphrase on its first line.") }
-        return passphrase
     }
 }
