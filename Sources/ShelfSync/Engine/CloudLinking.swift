@@ -25,39 +25,59 @@ public enum CloudLinking {
                             keyCosts: ScryptParameters.Costs = .standard,
                             wait: TimeInterval = 600, progress: (String) -> Void = { _ in }) throws -> LinkedCloud {
         if let link = try store.cloudLink() { throw SyncError.alreadyLinked(location: link.location) }
+        return try makeLink(store, to: cloud, deviceName: deviceName, downloadAll: downloadAll, cacheLimit: cacheLimit,
+                            join: join, encrypt: encrypt, passphrase: passphrase, keyCosts: keyCosts, wait: wait,
+                            progress: progress, replacing: false)
+    }
+
+    /// The link itself, once it is known whether one is there: `replacing` forgets it in the
+    /// write that records the new one. A key kept for the new cloud goes again when linking
+    /// fails, so a library never holds a key its link does not use.
+    private static func makeLink(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String, downloadAll: Bool,
+                                 cacheLimit: Int?, join: Bool, encrypt: Bool, passphrase: (() throws -> String)?,
+                                 keyCosts: ScryptParameters.Costs, wait: TimeInterval, progress: (String) -> Void,
+                                 replacing: Bool) throws -> LinkedCloud {
         guard CloudInputRules.isDeviceName(deviceName) else { throw SyncError.invalidDeviceName(deviceName) }
-        let identity: CloudIdentity
-        var sealed = cloud
-        var recoveryKey: RecoveryKey?
-        if let arrived = try arrivedIdentity(of: cloud, join: join, wait: wait, progress: progress) {
-            identity = arrived
-            if encrypt && !arrived.isEncrypted { throw SyncError.plainCloudThere(location: cloud.location) }
-            if arrived.isEncrypted {
+        do {
+            let identity: CloudIdentity
+            var sealed = cloud
+            var recoveryKey: RecoveryKey?
+            if let arrived = try arrivedIdentity(of: cloud, join: join, wait: wait, progress: progress) {
+                identity = arrived
+                if encrypt && !arrived.isEncrypted { throw SyncError.plainCloudThere(location: cloud.location) }
+                if arrived.isEncrypted {
+                    guard let passphrase else { throw SyncError.passphraseNeeded(location: cloud.location) }
+                    let key = try cloud.keyEnvelopes().unlock(with: try passphrase(), cloud: arrived.cloud)
+                    try DeviceCloudKey.save(key, cloud: arrived.cloud, in: store)
+                    sealed = cloud.sealed(by: CloudSealing(dataKey: key, cloud: arrived.cloud))
+                }
+            } else if encrypt {
                 guard let passphrase else { throw SyncError.passphraseNeeded(location: cloud.location) }
-                let key = try cloud.keyEnvelopes().unlock(with: try passphrase(), cloud: arrived.cloud)
-                try DeviceCloudKey.save(key, cloud: arrived.cloud, in: store)
-                sealed = cloud.sealed(by: CloudSealing(dataKey: key, cloud: arrived.cloud))
+                identity = CloudIdentity(format: CloudIdentity.encryptedFormat)
+                let keys = try NewCloudKeys(cloud: identity.cloud, passphrase: try passphrase(), costs: keyCosts)
+                try DeviceCloudKey.save(keys.dataKey, cloud: identity.cloud, in: store)
+                try cloud.create(identity, keys: keys.envelopes)
+                sealed = cloud.sealed(by: CloudSealing(dataKey: keys.dataKey, cloud: identity.cloud))
+                recoveryKey = keys.recoveryKey
+            } else {
+                identity = CloudIdentity()
+                try cloud.create(identity)
             }
-        } else if encrypt {
-            guard let passphrase else { throw SyncError.passphraseNeeded(location: cloud.location) }
-            identity = CloudIdentity(format: CloudIdentity.encryptedFormat)
-            let keys = try NewCloudKeys(cloud: identity.cloud, passphrase: try passphrase(), costs: keyCosts)
-            try DeviceCloudKey.save(keys.dataKey, cloud: identity.cloud, in: store)
-            try cloud.create(identity, keys: keys.envelopes)
-            sealed = cloud.sealed(by: CloudSealing(dataKey: keys.dataKey, cloud: identity.cloud))
-            recoveryKey = keys.recoveryKey
-        } else {
-            identity = CloudIdentity()
-            try cloud.create(identity)
+            let device = DeviceRecord(id: UUID().uuidString.lowercased(), name: deviceName)
+            try sealed.register(device)
+            let link = CloudLinkState(location: cloud.location, cloud: identity.cloud, device: device.id,
+                                      deviceName: deviceName, cursor: try CloudCoding.encoder.encode(CloudCursor()),
+                                      nextBatch: 1, pushedSequence: 0, linked: Date(), downloadAll: downloadAll,
+                                      cacheLimit: cacheLimit)
+            try store.write { transaction in
+                if replacing { try transaction.ledger.removeCloudLink() }
+                try transaction.ledger.setCloudLink(link)
+            }
+            return LinkedCloud(state: link, cloud: sealed, recoveryKey: recoveryKey)
+        } catch {
+            try? DeviceCloudKey.remove(from: store)
+            throw error
         }
-        let device = DeviceRecord(id: UUID().uuidString.lowercased(), name: deviceName)
-        try sealed.register(device)
-        let link = CloudLinkState(location: cloud.location, cloud: identity.cloud, device: device.id,
-                                  deviceName: deviceName, cursor: try CloudCoding.encoder.encode(CloudCursor()),
-                                  nextBatch: 1, pushedSequence: 0, linked: Date(), downloadAll: downloadAll,
-                                  cacheLimit: cacheLimit)
-        try store.write { try $0.ledger.setCloudLink(link) }
-        return LinkedCloud(state: link, cloud: sealed, recoveryKey: recoveryKey)
     }
 
     /// The identity of the cloud at `cloud`, once it is there; nil for a new or empty place
@@ -122,5 +142,37 @@ extension CloudLinking {
         }
         let number = (try cloud.keyEnvelopes().newestPassphrase?.number ?? 0) + 1
         try cloud.putPassphraseEnvelope(try .passphrase(passphrase, number: number, wrapping: key, cloud: cloudID, parameters: costs))
+    }
+
+    /// Moves `store` from the plain cloud it is linked to onto a new encrypted cloud it makes at
+    /// `cloud` (clouds are write-once, so a plain one never turns encrypted). The old link goes
+    /// only in the write that records the new one: a failure before leaves the library linked as
+    /// it was, and the old cloud is never written. Every item must be here, for the old cloud is
+    /// not asked again; the caller then syncs, which uploads every item, and writes a snapshot.
+    public static func moveToEncryptedCloud(_ store: LibraryStore, at cloud: any CloudBackend, deviceName: String? = nil,
+                                            passphrase: String, keyCosts: ScryptParameters.Costs = .standard) throws -> LinkedCloud {
+        let old = try checkMoveToEncryptedCloud(store, at: cloud)
+        let notDownloaded = try store.placeholderIDs().count
+        guard notDownloaded == 0 else { throw SyncError.notDownloaded(count: notDownloaded) }
+        return try makeLink(store, to: cloud, deviceName: deviceName ?? old.deviceName, downloadAll: old.downloadAll,
+                            cacheLimit: old.cacheLimit, join: false, encrypt: true, passphrase: { passphrase },
+                            keyCosts: keyCosts, wait: 0, progress: { _ in }, replacing: true)
+    }
+
+    /// The link `store` would leave for a new encrypted cloud at `cloud`; throws when there is
+    /// none, when its cloud is encrypted already, or when `cloud` is not a new or empty place. A
+    /// command asks this before the passphrase and the downloads a move needs.
+    @discardableResult
+    public static func checkMoveToEncryptedCloud(_ store: LibraryStore, at cloud: any CloudBackend) throws -> CloudLinkState {
+        guard let link = try store.cloudLink() else { throw SyncError.notLinked }
+        guard !DeviceCloudKey.isHeld(by: store) else { throw SyncError.alreadyEncrypted(location: link.location) }
+        do {
+            _ = try cloud.identity()
+            throw SyncError.notANewPlace(location: cloud.location)
+        } catch CloudError.missing, CloudError.empty {
+            return link
+        } catch CloudError.arriving {
+            throw SyncError.notANewPlace(location: cloud.location)
+        }
     }
 }

@@ -8,7 +8,8 @@ struct CloudCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cloud",
         abstract: "Link the library to a cloud copy that several devices share, and see how sync is doing.",
-        subcommands: [Link.self, Unlink.self, Status.self, ForgetDevice.self, Compact.self, SetupSQL.self])
+        subcommands: [Link.self, Unlink.self, Status.self, Passphrase.self, Encrypt.self, ForgetDevice.self, Compact.self,
+                      SetupSQL.self])
 
     struct Link: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -55,9 +56,7 @@ struct CloudCommand: ParsableCommand {
                                            passphrase: encrypt ? passphrase.readNew : passphrase.read, wait: wait) { progress in
                 FileHandle.standardError.write(Data((progress + "\n").utf8))
             }
-            if let recovery = link.recoveryKey {
-                print("The cloud is encrypted. Its recovery key, shown this once, also opens it if the passphrase is lost; keep it apart from this device:\n\n    \(recovery.text)\n")
-            }
+            if let recovery = link.recoveryKey { RecoveryNotice.show(recovery) }
             let report = try SyncEngine(store: store, cloud: link.cloud).sync()
             print("Linked to the cloud at \(link.state.location) as \(link.state.deviceName): \(report.pulled) changes in, \(report.pushed) items uploaded.")
         }
@@ -95,6 +94,7 @@ struct CloudCommand: ParsableCommand {
             if json { return FileHandle.standardOutput.write(try status.encoded()) }
             print("Cloud:    \(status.cloud)")
             print("Device:   \(status.device)")
+            print("Encrypted: \(status.encrypted ? "yes" : "no")")
             print("Online:   \(status.online ? "yes" : "no, since \(status.offlineSince.map(Self.format) ?? "?")")")
             print("Last sync: \(status.lastSync.map(Self.format) ?? "never")")
             print("Waiting to upload: \(status.pendingUploads) item\(status.pendingUploads == 1 ? "" : "s")")
