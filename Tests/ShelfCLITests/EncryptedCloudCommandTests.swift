@@ -128,13 +128,14 @@ import TestTraits
         }
     }
 
-    /// The passphrase changes by rewrapping: B, which did not sync meanwhile, keeps syncing;
-    /// a new device links with the new passphrase and not the old.
+    /// The passphrase changes by rewrapping, on a mounted device too: B, which did not sync
+    /// meanwhile, keeps syncing; a new device links with the new passphrase and not the old.
     @Test func aPassphraseChangeLeavesOfflineDevicesSyncingAndNewOnesNeedTheNewOne() throws {
         let (a, b, cloud, _) = try encryptedPair()
         let newFile = a.scratch.appendingPathComponent("new-passphrase").path
         try Data("a new passphrase, longer\n".utf8).write(to: URL(fileURLWithPath: newFile))
-        let changed = try a.run("cloud", "passphrase", "--passphrase-file", newFile)
+        // While A is mounted: the change writes only the cloud's keys.
+        let changed = try a.withMount { _ in try a.run("cloud", "passphrase", "--passphrase-file", newFile) }
         #expect(changed.status == 0 && changed.stdout.contains("Changed the passphrase"), "\(changed)")
 
         let note = try addNote(a, "After the change", "Written after the passphrase changed.\n")
@@ -218,6 +219,26 @@ import TestTraits
         #expect(filesA == (try SeveralDevicesTests.files(under: exports[1])))
         #expect(!filesA.keys.contains { $0.contains("conflict") }, "\(filesA.keys.sorted())")
         #expect(try SeveralDevicesTests.files(under: old) == oldCloud, "the old cloud changed")
+    }
+
+    /// `cloud encrypt` onto a PostgreSQL cloud made as the README says (`setup-sql`): its empty
+    /// schema becomes the encrypted cloud, which another device joins with the passphrase.
+    @Test func encryptMovesAPlainCloudOntoANewPostgresCloud() throws {
+        let postgres = PostgresCloudCommandTests()
+        let (a, file) = try device()
+        let (b, fileB) = try device()
+        let (address, password) = try postgres.makeCloud(with: a)
+        for cli in [a, b] { try postgres.storePassword(password, of: address, for: cli) }
+        let note = try addNote(a, "Before the move", "Moved from a folder to the database, sealed.\n")
+        try #require(try a.run("cloud", "link", a.scratch.appendingPathComponent("old-cloud").path, "--device", "laptop").status == 0)
+
+        let moved = try a.run("cloud", "encrypt", address, "--passphrase-file", file)
+        try #require(moved.status == 0, "\(moved)")
+        #expect(moved.stdout.contains("shelf cloud link \(address)"), "\(moved.stdout)")
+        let joined = try b.run("cloud", "link", address, "--passphrase-file", fileB, "--device", "desk")
+        try #require(joined.status == 0, "\(joined)")
+        #expect(try b.run("show", note).stdout.contains("to the database, sealed"))
+        #expect(try b.run("cloud", "status").stdout.contains("Encrypted: yes"))
     }
 
     /// In a terminal the passphrase is asked without echo, twice for a new cloud; two that
