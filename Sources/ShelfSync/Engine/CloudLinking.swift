@@ -162,7 +162,6 @@ extension CloudLinking {
     /// The link `store` would leave for a new encrypted cloud at `cloud`; throws when there is
     /// none, when its cloud is encrypted already, or when `cloud` is not a new or empty place. A
     /// command asks this before the passphrase and the downloads a move needs.
-    @discardableResult
     public static func checkMoveToEncryptedCloud(_ store: LibraryStore, at cloud: any CloudBackend) throws -> CloudLinkState {
         guard let link = try store.cloudLink() else { throw SyncError.notLinked }
         guard !DeviceCloudKey.isHeld(by: store) else { throw SyncError.alreadyEncrypted(location: link.location) }

@@ -44,7 +44,7 @@ extension CloudCommand {
         @Argument(help: ArgumentHelp("Where to make the new cloud: a new or empty folder, or a postgres:// address.",
                                      valueName: "DIR|URL"))
         var location: String
-        @Option(help: "This device's name in the new cloud (default: its name in the old one).")
+        @Option(help: ArgumentHelp("This device's name in the new cloud (default: its name in the old one).", valueName: "NAME"))
         var device: String?
         @OptionGroup var passphrase: PassphraseOptions
 
