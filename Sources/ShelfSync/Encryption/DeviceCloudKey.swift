@@ -31,6 +31,11 @@ public enum DeviceCloudKey {
         return (stored.cloud, try CloudDataKey(bytes: stored.key))
     }
 
+    /// Whether the library holds a cloud key: whether the cloud it is linked to is encrypted.
+    public static func isHeld(by store: LibraryStore) -> Bool {
+        FileManager.default.fileExists(atPath: store.layout.cloudKey.path)
+    }
+
     static func remove(from store: LibraryStore) throws {
         guard FileManager.default.fileExists(atPath: store.layout.cloudKey.path) else { return }
         try FileEntries.removeFile(store.layout.cloudKey.path)

@@ -24,6 +24,18 @@ public enum CloudLinking {
                             encrypt: Bool = false, passphrase: (() throws -> String)? = nil,
                             wait: TimeInterval = 600, progress: (String) -> Void = { _ in }) throws -> LinkedCloud {
         if let link = try store.cloudLink() { throw SyncError.alreadyLinked(location: link.location) }
+        return try makeLink(store, to: cloud, deviceName: deviceName, downloadAll: downloadAll, cacheLimit: cacheLimit,
+                            join: join, encrypt: encrypt, passphrase: passphrase, wait: wait,
+                            progress: progress, replacing: false)
+    }
+
+    /// The link itself, once it is known whether one is there: `replacing` forgets it in the
+    /// write that records the new one. A key kept for the new cloud goes again when linking
+    /// fails, so a library never holds a key its link does not use.
+    private static func makeLink(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String, downloadAll: Bool,
+                                 cacheLimit: Int?, join: Bool, encrypt: Bool, passphrase: (() throws -> String)?,
+                                 wait: TimeInterval, progress: (String) -> Void,
+                                 replacing: Bool) throws -> LinkedCloud {
         guard CloudInputRules.isDeviceName(deviceName) else { throw SyncError.invalidDeviceName(deviceName) }
         let identity: CloudIdentity
         var dataKey: CloudDataKey?
@@ -55,7 +67,10 @@ public enum CloudLinking {
         do {
             if let dataKey { try DeviceCloudKey.save(dataKey, cloud: identity.cloud, in: store) }
             try sealed.register(device)
-            try store.write { try $0.ledger.setCloudLink(link) }
+            try store.write { transaction in
+                if replacing { try transaction.ledger.removeCloudLink() }
+                try transaction.ledger.setCloudLink(link)
+            }
         } catch {
             // A library left unlinked keeps no key.
             try? DeviceCloudKey.remove(from: store)
@@ -127,5 +142,36 @@ extension CloudLinking {
         }
         let number = (try cloud.keyEnvelopes().newestPassphrase?.number ?? 0) + 1
         try cloud.putPassphraseEnvelope(try .passphrase(passphrase, number: number, wrapping: key, cloud: cloudID))
+    }
+
+    /// Moves `store` from the plain cloud it is linked to onto a new encrypted cloud it makes at
+    /// `cloud` (clouds are write-once, so a plain one never turns encrypted). The old link goes
+    /// only in the write that records the new one: a failure before leaves the library linked as
+    /// it was, and the old cloud is never written. Every item must be here, for the old cloud is
+    /// not asked again; the caller then syncs, which uploads every item, and writes a snapshot.
+    public static func moveToEncryptedCloud(_ store: LibraryStore, at cloud: any CloudBackend, deviceName: String? = nil,
+                                            passphrase: String) throws -> LinkedCloud {
+        let old = try checkMoveToEncryptedCloud(store, at: cloud)
+        let notDownloaded = try store.placeholderIDs().count
+        guard notDownloaded == 0 else { throw SyncError.notDownloaded(count: notDownloaded) }
+        return try makeLink(store, to: cloud, deviceName: deviceName ?? old.deviceName, downloadAll: old.downloadAll,
+                            cacheLimit: old.cacheLimit, join: false, encrypt: true, passphrase: { passphrase },
+                            wait: 0, progress: { _ in }, replacing: true)
+    }
+
+    /// The link `store` would leave for a new encrypted cloud at `cloud`; throws when there is
+    /// none, when its cloud is encrypted already, or when `cloud` is not a new or empty place. A
+    /// command asks this before the passphrase and the downloads a move needs.
+    public static func checkMoveToEncryptedCloud(_ store: LibraryStore, at cloud: any CloudBackend) throws -> CloudLinkState {
+        guard let link = try store.cloudLink() else { throw SyncError.notLinked }
+        guard !DeviceCloudKey.isHeld(by: store) else { throw SyncError.alreadyEncrypted(location: link.location) }
+        do {
+            _ = try cloud.identity()
+            throw SyncError.notANewPlace(location: cloud.location)
+        } catch CloudError.missing, CloudError.empty {
+            return link
+        } catch CloudError.arriving {
+            throw SyncError.notANewPlace(location: cloud.location)
+        }
     }
 }

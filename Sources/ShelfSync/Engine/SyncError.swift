@@ -15,6 +15,11 @@ public enum SyncError: Error, Equatable, CustomStringConvertible {
     /// This library holds a key, and the cloud is not encrypted.
     case notEncrypted(location: String)
     case notEncryptedHere
+    case alreadyEncrypted(location: String)
+    /// Where `shelf cloud encrypt` was to make a new cloud, one is (or is arriving).
+    case notANewPlace(location: String)
+    /// Items whose bytes are only in the cloud a library is leaving.
+    case notDownloaded(count: Int)
 
     public var description: String {
         switch self {
@@ -38,6 +43,12 @@ public enum SyncError: Error, Equatable, CustomStringConvertible {
             "this library linked to an encrypted cloud at \(location), but the cloud there is not encrypted; sync stopped and nothing was sent. Put the right cloud back, or `shelf cloud unlink` and link this one."
         case .notEncryptedHere:
             "this library is linked to a cloud that is not encrypted; there is no passphrase to change. Move to an encrypted cloud with `shelf cloud encrypt NEW-DIR|URL`."
+        case .alreadyEncrypted(let location):
+            "the cloud at \(location) is encrypted already; nothing was changed. To change its passphrase: `shelf cloud passphrase`."
+        case .notANewPlace(let location):
+            "\(location) holds a cloud already, and `shelf cloud encrypt` makes a new one; nothing was changed. Name a new or empty folder (or a new PostgreSQL cloud); to join the cloud there, `shelf cloud unlink`, then `shelf cloud link \(location)`."
+        case .notDownloaded(let count):
+            "\(count) item\(count == 1 ? " is" : "s are") not downloaded from the cloud this library leaves; nothing was changed. `shelf download --all`, then try again."
         case .invalidDeviceName(let name):
             "\(name.debugDescription) cannot name a device: use 1 to \(CloudInputRules.maxDeviceNameBytes) bytes without / or control characters (--device NAME)."
         }

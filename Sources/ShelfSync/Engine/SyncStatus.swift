@@ -5,6 +5,8 @@ import ShelfStore
 public struct SyncStatus: Codable, Equatable, Sendable {
     public var cloud: String
     public var device: String
+    /// Whether the cloud is encrypted (this device holds its key); never the key or passphrase.
+    public var encrypted: Bool
     public var online: Bool
     public var offlineSince: Date?
     /// Items changed here that the cloud has not received yet.
@@ -56,7 +58,8 @@ extension SyncEngine {
     /// This library's sync status; nil when it is not linked.
     public func status() throws -> SyncStatus? {
         guard let link = try store.cloudLink() else { return nil }
-        return SyncStatus(cloud: link.location, device: link.deviceName, online: link.offlineSince == nil,
+        return SyncStatus(cloud: link.location, device: link.deviceName, encrypted: DeviceCloudKey.isHeld(by: store),
+                          online: link.offlineSince == nil,
                           offlineSince: link.offlineSince, pendingUploads: try pendingUploads(), lastSync: link.lastSync,
                           notDownloaded: try store.placeholderIDs().count, cacheBytes: try store.downloadedBytes(),
                           cacheLimitBytes: link.cacheLimit, downloads: counts.downloads.load(ordering: .relaxed),

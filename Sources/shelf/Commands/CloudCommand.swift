@@ -8,7 +8,8 @@ struct CloudCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cloud",
         abstract: "Link the library to a cloud copy that several devices share, and see how sync is doing.",
-        subcommands: [Link.self, Unlink.self, Status.self, ForgetDevice.self, Compact.self, SetupSQL.self])
+        subcommands: [Link.self, Unlink.self, Status.self, Passphrase.self, Encrypt.self, ForgetDevice.self, Compact.self,
+                      SetupSQL.self])
 
     struct Link: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -52,12 +53,10 @@ struct CloudCommand: ParsableCommand {
             let cloud = try CloudLocation.backend(location)
             let link = try CloudLinking.link(store, to: cloud, deviceName: device, downloadAll: download == .all,
                                            cacheLimit: cacheLimit?.bytes, join: join, encrypt: encrypt,
-                                           passphrase: passphrase.read, wait: wait) { progress in
+                                           passphrase: encrypt ? passphrase.readNew : passphrase.read, wait: wait) { progress in
                 FileHandle.standardError.write(Data((progress + "\n").utf8))
             }
-            if let recovery = link.recoveryKey {
-                print("The cloud is encrypted. Its recovery key, shown this once, also opens it if the passphrase is lost; keep it apart from this device:\n\n    \(recovery.text)\n")
-            }
+            if let recovery = link.recoveryKey { RecoveryNotice.show(recovery) }
             let report = try SyncEngine(store: store, cloud: link.cloud).sync()
             print("Linked to the cloud at \(link.state.location) as \(link.state.deviceName): \(report.pulled) changes in, \(report.pushed) items uploaded.")
         }
@@ -95,6 +94,7 @@ struct CloudCommand: ParsableCommand {
             if json { return FileHandle.standardOutput.write(try status.encoded()) }
             print("Cloud:    \(status.cloud)")
             print("Device:   \(status.device)")
+            print("Encrypted: \(status.encrypted ? "yes" : "no")")
             print("Online:   \(status.online ? "yes" : "no, since \(status.offlineSince.map(Self.format) ?? "?")")")
             print("Last sync: \(status.lastSync.map(Self.format) ?? "never")")
             print("Waiting to upload: \(status.pendingUploads) item\(status.pendingUploads == 1 ? "" : "s")")
@@ -211,27 +211,5 @@ struct ByteCount: ExpressibleByArgument {
         let unit = argument.last.flatMap { units[Character($0.uppercased())] }
         guard let number = Double(unit == nil ? argument : String(argument.dropLast())), number >= 0 else { return nil }
         bytes = Int(number * Double(unit ?? 1))
-    }
-}
-
-/// Where an encrypted cloud's passphrase comes from: a file (`--passphrase-file`, or
-/// `SHELF_CLOUD_PASSPHRASE_FILE`), never the command line, so it is in no process listing or
-/// shell history.
-struct PassphraseOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("A file whose first line is the cloud's passphrase (or SHELF_CLOUD_PASSPHRASE_FILE).",
-                               valueName: "FILE"))
-    var passphraseFile: String?
-
-    /// The passphrase, read when a link needs one.
-    func read() throws -> String {
-        guard let path = passphraseFile ?? ProcessInfo.processInfo.environment["SHELF_CLOUD_PASSPHRASE_FILE"] else {
-            throw CLIError("this cloud needs its passphrase: name a file holding it with --passphrase-file FILE or SHELF_CLOUD_PASSPHRASE_FILE.")
-        }
-        guard let bytes = FileManager.default.contents(atPath: path), let text = String(data: bytes, encoding: .utf8) else {
-            throw CLIError("cannot read the passphrase file \(path); check that it exists and that you may read it.")
-        }
-        let passphrase = String(text.split(separator: "\n", maxSplits: 1, omittingEmptySubsequences: false).first ?? "")
-        guard !passphrase.isEmpty else { throw CLIError("the passphrase file \(path) holds no passphrase on its first line.") }
-        return passphrase
     }
 }
