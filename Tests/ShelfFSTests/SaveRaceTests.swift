@@ -1,7 +1,9 @@
 import Foundation
+import Synchronization
 import Testing
+import GRDB
 import ShelfModel
-import ShelfStore
+@testable import ShelfStore
 @testable import ShelfFS
 import TestTraits
 
@@ -85,6 +87,51 @@ import TestTraits
         #expect(fs.saves.buffers.buffer(of: plan) == nil, "once the kernel forgets the file, its bytes go")
     }
 
+    /// A save made from a version the item has left since is merged: its transaction stores the
+    /// writer's bytes, then the merge on top of them. When the change follower meets the merge
+    /// before the save has published its bytes as saved, it keeps nothing (the file holds unsaved
+    /// writes) and shows the kernel nothing, and the index moves to the merge. The save must not
+    /// then let its file read the merge: the kernel holds the size of the writer's bytes, and a
+    /// merge one byte longer read through it loses its final newline (ManyDevicesTests on
+    /// PostgreSQL under load: `d3: edit 16` merged with another device's `d6: edit 11`, read
+    /// back cut, and every merge with the next save failed). The file keeps the writer's bytes;
+    /// the name goes to another file, which reads the merge.
+    @Test func aMergeTheFollowerMeetsBeforeItsSaveEndsDoesNotReachTheSavedFile() throws {
+        let note = try library.addNote("Shared", content: "a: start\n\nb: start\n")
+        let observer = CommitObserver()
+        let store = try observer.observedStore(of: library.store.folder)
+        let fs = try ShelfFileSystem(store: store)
+        let follower = ChangeFollower(fileSystem: fs)
+        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode.rawValue
+        let shared = try fs.lookup(parent: notes, name: "Shared.md").attributes.inode.rawValue
+        let writer: ProcessID = 4242
+
+        let read = String(decoding: try fs.read(shared, offset: 0, size: 1 << 20, for: writer), as: UTF8.self)
+        #expect(read == note.text)
+        let written = read.replacingOccurrences(of: "a: start", with: "a: edit 1")
+        _ = try fs.write(shared, offset: 0, data: Array(written.utf8), appending: false, by: writer)
+        _ = try library.store.write {
+            try $0.saveFile(Data(read.replacingOccurrences(of: "b: start", with: "b: edit 10").utf8), of: note.item.id,
+                            kind: .note, at: note.path, basedOn: nil, modified: Date())
+        }
+        // What the kernel is told of the file while the writes wait, and keeps.
+        #expect(try fs.attributes(of: shared).size == UInt64(written.utf8.count))
+
+        observer.onNextCommit { _ = try follower.poll() }
+        try fs.saves.save(shared)
+        #expect(observer.ran, "the follower met the merge between the save's commit and its end")
+        let merged = try #require(try store.record(id: note.item.id)).text
+        #expect(merged == written.replacingOccurrences(of: "b: start", with: "b: edit 10"))
+
+        #expect(String(decoding: try fs.read(shared, offset: 0, size: 1 << 20), as: UTF8.self) == written,
+                "the file the kernel holds shows what it showed")
+        #expect(try fs.attributes(of: shared).size == UInt64(written.utf8.count))
+        let renamed = try fs.lookup(parent: notes, name: "Shared.md").attributes.inode.rawValue
+        #expect(renamed != shared, "the name has another file now")
+        #expect(String(decoding: try fs.read(renamed, offset: 0, size: 1 << 20), as: UTF8.self) == merged)
+        #expect(try fs.attributes(of: renamed).size == UInt64(merged.utf8.count))
+    }
+
     /// Writes that arrive while a save commits stay unsaved on top of it, and their writer is
     /// the next save's writer: its last read is the version just saved, so the next save is
     /// made from it and keeps no conflict copy.
@@ -119,5 +166,45 @@ import TestTraits
         served.served(note, version: 1, to: writer)
         served.saved(note, version: 2, by: committed[0], startsAgain: true)
         #expect(served.readFrom(note, by: committed[1], startedFrom: 2) == [2, 2])
+    }
+}
+
+/// Runs a step right after the next transaction a store commits — on another thread, which the
+/// committing thread waits for — so a test can put something between a commit and what the
+/// committer does next (a save publishing its bytes as saved).
+final class CommitObserver: TransactionObserver, @unchecked Sendable {
+    private let next = Mutex<(@Sendable () throws -> Void)?>(nil)
+    private let done = Atomic<Bool>(false)
+    /// The store's pool, which holds its observers weakly.
+    private var pool: DatabasePool?
+
+    /// A second store over the library in `folder`, whose commits this observes.
+    func observedStore(of folder: URL) throws -> LibraryStore {
+        let pool = try LibraryFolder(url: folder).openDatabase()
+        pool.add(transactionObserver: self, extent: .observerLifetime)
+        self.pool = pool
+        return LibraryStore(folder: folder, database: pool)
+    }
+
+    /// `step` runs once, after the next commit.
+    func onNextCommit(_ step: @escaping @Sendable () throws -> Void) {
+        next.withLock { $0 = step }
+    }
+
+    /// Whether the step ran, and ended without an error.
+    var ran: Bool { done.load(ordering: .acquiring) }
+
+    func observes(eventsOfKind eventKind: DatabaseEventKind) -> Bool { true }
+    func databaseDidChange(with event: DatabaseEvent) {}
+    func databaseDidRollback(_ db: Database) {}
+
+    func databaseDidCommit(_ db: Database) {
+        guard let step = next.withLock({ $0.take() }) else { return }
+        let finished = DispatchSemaphore(value: 0)
+        Thread.detachNewThread { [self] in
+            if (try? step()) != nil { done.store(true, ordering: .releasing) }
+            finished.signal()
+        }
+        _ = finished.wait(timeout: .now() + 10)
     }
 }

@@ -183,9 +183,12 @@ final class SavePipeline: Sendable {
         // Named before the buffer's lock is taken, in case the bytes are too large for an item.
         let aside = parts.inodes.key(of: inode).flatMap(parts.names.path(of:)).map { TooLargeFiles.name(beside: $0, in: parts.plain) }
         let setAsideSize: Int?
+        var committed: ItemCommitter.Outcome?
         do {
             setAsideSize = try buffer.saveIfDirty(largest: TooLargeFiles.largestItemFile, setAside: aside.map(parts.plain.realPath)) {
-                try commit($0, into: inode)
+                let (saved, outcome) = try commit($0, into: inode)
+                committed = outcome
+                return saved
             }
         } catch let error as Errno {
             throw error
@@ -200,7 +203,24 @@ final class SavePipeline: Sendable {
             parts.buffers.releaseForgotten(inode)
             parts.inodes.dropForgotten(inode)
         } else if isCurrentFile(inode) {
+            letGo(of: inode, savedAs: committed)
+        }
+    }
+
+    /// Lets go of the bytes a save committed from the item's current file `inode`, which then
+    /// reads the version the index gives — unless the save was merged with a change made
+    /// elsewhere (``ItemCommitter/Outcome/merged``): the item has moved on from the bytes the
+    /// kernel holds the size of, and the change follower may have recorded the merge already
+    /// while the bytes were unsaved (then it keeps nothing and tells the kernel nothing), so a
+    /// reader would get the merge cut at that size. The file keeps the saved bytes, and its name
+    /// goes to another file, as the follower does for any change from elsewhere.
+    private func letGo(of inode: UInt64, savedAs outcome: ItemCommitter.Outcome?) {
+        guard let outcome, let merged = outcome.merged else {
             parts.buffers.releaseIfSaved(inode)
+            return
+        }
+        if parts.buffers.keepHeld(inode) == true {
+            parts.view.giveAnotherFile(to: merged.item.id, at: MountPath(merged.path))
         }
     }
 
@@ -244,7 +264,8 @@ final class SavePipeline: Sendable {
 
     /// Commits `unsaved` into what `inode` stands for: an item's save merges with what changed
     /// elsewhere since its writer read it (``ServedVersions``).
-    private func commit(_ unsaved: ItemBuffer.Unsaved, into inode: UInt64) throws -> ItemBuffer.Saved {
+    /// Returns what the buffer learns, and what the save became (nil: no item's save).
+    private func commit(_ unsaved: ItemBuffer.Unsaved, into inode: UInt64) throws -> (ItemBuffer.Saved, ItemCommitter.Outcome?) {
         switch parts.inodes.key(of: inode) {
         case .item(let id):
             let path = try parts.names.path(of: .item(id)) ?? restoreForWrites(id)
@@ -252,11 +273,11 @@ final class SavePipeline: Sendable {
             parts.logger.debug("saving \(path) from one of versions \(readFrom)")
             let outcome = try committer.commit(unsaved.bytes, at: path, into: .existing(id, readFrom: readFrom),
                                                modified: unsaved.modified, carrying: unsaved.carried)
-            return saved(outcome, by: inode, writers: unsaved.writers)
+            return (saved(outcome, by: inode, writers: unsaved.writers), outcome)
         case .newItemFile(let pending):
             guard let path = parts.newItemFiles.path(of: pending) else {
                 parts.logger.debug("inode \(inode) was removed before its first save; its writes are dropped")
-                return ItemBuffer.Saved(version: 0, nextTarget: nil)
+                return (ItemBuffer.Saved(version: 0, nextTarget: nil), nil)
             }
             var outcome = try committer.commit(unsaved.bytes, at: path, into: .new(at: path), modified: unsaved.modified)
             // The mode it was created with (`open(O_CREAT, 0600)`), and its creator.
@@ -276,12 +297,12 @@ final class SavePipeline: Sendable {
             parts.view.recorded(outcome.record)
             parts.newItemFiles.remove(pending)
             parts.inodes.newFileEntryGone(inode)
-            return saved(outcome, by: inode, writers: unsaved.writers)
+            return (saved(outcome, by: inode, writers: unsaved.writers), outcome)
         case .plain(let path):
             // Renamed to a plain name just as it was written: the writes follow it there.
             try parts.plain.writeAtomically(unsaved.bytes, to: path)
             if let carried = unsaved.carried { try parts.plain.apply(carried, to: path) }
-            return ItemBuffer.Saved(version: unsaved.baseVersion ?? 0, nextTarget: nil)
+            return (ItemBuffer.Saved(version: unsaved.baseVersion ?? 0, nextTarget: nil), nil)
         case .status, nil:
             throw Errno.badHandle
         }
@@ -336,7 +357,8 @@ final class SavePipeline: Sendable {
     /// The index learns the version holding a save's bytes (so the change follower knows it
     /// needs no invalidation), and the bytes are kept for the reads that follow. A merge on
     /// top of them reaches the index through the follower, like any change from elsewhere, which
-    /// has the kernel drop the saved pages and tells watchers the file changed.
+    /// tells watchers the file changed; the file that showed the saved bytes keeps them, and the
+    /// name goes to another file (``letGo(of:savedAs:)``).
     func noteSaved(_ record: ItemRecord, by writers: Set<ProcessID?>) {
         parts.view.recorded(record)
         recentSaves.keep(record.item.id, version: record.version, content: record.content)
