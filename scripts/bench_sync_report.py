@@ -421,7 +421,7 @@ for n in sizes:
     say("Checks: %s." % "; ".join(
         "on the %s, placeholders left on the read device after the `cat`: %s; placeholders left after "
         "`shelf download --all`: %s; the bytes read through both mounts, against the exported "
-        "files: %s; mount daemon resident after reading every placeholder: %s" % (
+        "files (its source's export): %s; mount daemon resident after reading every placeholder: %s" % (
             kind_name(kind), ", ".join(sorted(set(checks[n, kind, "placeholders_left"].values()))),
             ", ".join(sorted(set(checks[n, kind, "download_all_left"].values()))),
             " / ".join(sorted(set(checks[n, kind, "placeholders_bytes"].values()) |
