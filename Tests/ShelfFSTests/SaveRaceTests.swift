@@ -132,6 +132,42 @@ import TestTraits
         #expect(try fs.attributes(of: renamed).size == UInt64(merged.utf8.count))
     }
 
+    /// The same, with a change made elsewhere after the save committed rather than merged into it
+    /// (sync applies one as soon as the file holds no unsaved writes): a save that was not
+    /// merged must not let its file read a version the kernel holds another size of either.
+    @Test func aChangeAppliedBetweenASavesCommitAndItsEndDoesNotReachTheSavedFile() throws {
+        let note = try library.addNote("Shared", content: "a: start\n\nb: start\n")
+        let observer = CommitObserver()
+        let store = try observer.observedStore(of: library.store.folder)
+        let fs = try ShelfFileSystem(store: store)
+        let follower = ChangeFollower(fileSystem: fs)
+        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode.rawValue
+        let shared = try fs.lookup(parent: notes, name: "Shared.md").attributes.inode.rawValue
+        let writer: ProcessID = 4242
+
+        let read = String(decoding: try fs.read(shared, offset: 0, size: 1 << 20, for: writer), as: UTF8.self)
+        let written = read.replacingOccurrences(of: "a: start", with: "a: edit 1")
+        _ = try fs.write(shared, offset: 0, data: Array(written.utf8), appending: false, by: writer)
+        let elsewhere = written.replacingOccurrences(of: "b: start", with: "b: edit 10")
+        let other = library.store
+        observer.onNextCommit {
+            _ = try other.write {
+                try $0.saveFile(Data(elsewhere.utf8), of: note.item.id, kind: .note, at: note.path, basedOn: nil, modified: Date())
+            }
+            _ = try follower.poll()
+        }
+        try fs.saves.save(shared)
+        #expect(observer.ran, "the change and the follower came between the save's commit and its end")
+        #expect(try store.record(id: note.item.id)?.text == elsewhere)
+
+        #expect(String(decoding: try fs.read(shared, offset: 0, size: 1 << 20), as: UTF8.self) == written,
+                "the file the kernel holds shows what it showed")
+        #expect(try fs.attributes(of: shared).size == UInt64(written.utf8.count))
+        let renamed = try fs.lookup(parent: notes, name: "Shared.md").attributes.inode.rawValue
+        #expect(renamed != shared, "the name has another file now")
+        #expect(String(decoding: try fs.read(renamed, offset: 0, size: 1 << 20), as: UTF8.self) == elsewhere)
+    }
+
     /// Writes that arrive while a save commits stay unsaved on top of it, and their writer is
     /// the next save's writer: its last read is the version just saved, so the next save is
     /// made from it and keeps no conflict copy.

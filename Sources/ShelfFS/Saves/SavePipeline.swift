@@ -208,20 +208,30 @@ final class SavePipeline: Sendable {
     }
 
     /// Lets go of the bytes a save committed from the item's current file `inode`, which then
-    /// reads the version the index gives — unless the save was merged with a change made
-    /// elsewhere (``ItemCommitter/Outcome/merged``): the item has moved on from the bytes the
-    /// kernel holds the size of, and the change follower may have recorded the merge already
-    /// while the bytes were unsaved (then it keeps nothing and tells the kernel nothing), so a
-    /// reader would get the merge cut at that size. The file keeps the saved bytes, and its name
-    /// goes to another file, as the follower does for any change from elsewhere.
+    /// reads the version the index gives — unless the item's content has moved on from them:
+    /// the save was merged with a change made elsewhere (``ItemCommitter/Outcome/merged``), or
+    /// sync applied one between the save's commit and now. The change follower may have
+    /// recorded that version already while the bytes were unsaved (then it keeps nothing and
+    /// tells the kernel nothing), so a reader would get it cut at the size the kernel holds, or
+    /// mixed with the pages it keeps. The file keeps the saved bytes, and its name goes to
+    /// another file, as the follower does for any change from elsewhere.
     private func letGo(of inode: UInt64, savedAs outcome: ItemCommitter.Outcome?) {
-        guard let outcome, let merged = outcome.merged else {
+        guard let outcome, let movedOn = outcome.merged ?? contentMovedOn(from: outcome.record) else {
             parts.buffers.releaseIfSaved(inode)
             return
         }
         if parts.buffers.keepHeld(inode) == true {
-            parts.view.giveAnotherFile(to: merged.item.id, at: MountPath(merged.path))
+            parts.view.giveAnotherFile(to: movedOn.item.id, at: MountPath(movedOn.path))
         }
+    }
+
+    /// The item's current record, when the index has moved past the version `saved` and the
+    /// content with it; nil while the file would read the saved bytes (this mount's own renames
+    /// and mode changes move the version, not the content).
+    private func contentMovedOn(from saved: ItemRecord) -> ItemRecord? {
+        guard let shown = parts.index.summary(id: saved.item.id), shown.version > saved.version,
+              let current = try? parts.store.record(id: saved.item.id), current.content != saved.content else { return nil }
+        return current
     }
 
     /// `inode`'s bytes were too large for an item and are now the plain file `aside`: the item
