@@ -97,75 +97,39 @@ import TestTraits
     /// back cut, and every merge with the next save failed). The file keeps the writer's bytes;
     /// the name goes to another file, which reads the merge.
     @Test func aMergeTheFollowerMeetsBeforeItsSaveEndsDoesNotReachTheSavedFile() throws {
-        let note = try library.addNote("Shared", content: "a: start\n\nb: start\n")
-        let observer = CommitObserver()
-        let store = try observer.observedStore(of: library.store.folder)
-        let fs = try ShelfFileSystem(store: store)
-        let follower = ChangeFollower(fileSystem: fs)
-        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode.rawValue
-        let shared = try fs.lookup(parent: notes, name: "Shared.md").attributes.inode.rawValue
-        let writer: ProcessID = 4242
-
-        let read = String(decoding: try fs.read(shared, offset: 0, size: 1 << 20, for: writer), as: UTF8.self)
-        #expect(read == note.text)
-        let written = read.replacingOccurrences(of: "a: start", with: "a: edit 1")
-        _ = try fs.write(shared, offset: 0, data: Array(written.utf8), appending: false, by: writer)
+        let race = try UnsavedEdit(in: library)
         _ = try library.store.write {
-            try $0.saveFile(Data(read.replacingOccurrences(of: "b: start", with: "b: edit 10").utf8), of: note.item.id,
-                            kind: .note, at: note.path, basedOn: nil, modified: Date())
+            try $0.saveFile(Data(race.read.replacingOccurrences(of: "b: start", with: "b: edit 10").utf8), of: race.note.item.id,
+                            kind: .note, at: race.note.path, basedOn: nil, modified: Date())
         }
         // What the kernel is told of the file while the writes wait, and keeps.
-        #expect(try fs.attributes(of: shared).size == UInt64(written.utf8.count))
+        #expect(try race.fs.attributes(of: race.shared).size == UInt64(race.written.utf8.count))
 
-        observer.onNextCommit { _ = try follower.poll() }
-        try fs.saves.save(shared)
-        #expect(observer.ran, "the follower met the merge between the save's commit and its end")
-        let merged = try #require(try store.record(id: note.item.id)).text
-        #expect(merged == written.replacingOccurrences(of: "b: start", with: "b: edit 10"))
-
-        #expect(String(decoding: try fs.read(shared, offset: 0, size: 1 << 20), as: UTF8.self) == written,
-                "the file the kernel holds shows what it showed")
-        #expect(try fs.attributes(of: shared).size == UInt64(written.utf8.count))
-        let renamed = try fs.lookup(parent: notes, name: "Shared.md").attributes.inode.rawValue
-        #expect(renamed != shared, "the name has another file now")
-        #expect(String(decoding: try fs.read(renamed, offset: 0, size: 1 << 20), as: UTF8.self) == merged)
-        #expect(try fs.attributes(of: renamed).size == UInt64(merged.utf8.count))
+        race.observer.onNextCommit { _ = try race.follower.poll() }
+        try race.fs.saves.save(race.shared)
+        #expect(race.observer.ran, "the follower met the merge between the save's commit and its end")
+        let merged = try #require(try race.store.record(id: race.note.item.id)).text
+        #expect(merged == race.written.replacingOccurrences(of: "b: start", with: "b: edit 10"))
+        try race.expectSavedFileKept(andNameReading: merged)
     }
 
     /// The same, with a change made elsewhere after the save committed rather than merged into it
     /// (sync applies one as soon as the file holds no unsaved writes): a save that was not
     /// merged must not let its file read a version the kernel holds another size of either.
     @Test func aChangeAppliedBetweenASavesCommitAndItsEndDoesNotReachTheSavedFile() throws {
-        let note = try library.addNote("Shared", content: "a: start\n\nb: start\n")
-        let observer = CommitObserver()
-        let store = try observer.observedStore(of: library.store.folder)
-        let fs = try ShelfFileSystem(store: store)
-        let follower = ChangeFollower(fileSystem: fs)
-        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode.rawValue
-        let shared = try fs.lookup(parent: notes, name: "Shared.md").attributes.inode.rawValue
-        let writer: ProcessID = 4242
-
-        let read = String(decoding: try fs.read(shared, offset: 0, size: 1 << 20, for: writer), as: UTF8.self)
-        let written = read.replacingOccurrences(of: "a: start", with: "a: edit 1")
-        _ = try fs.write(shared, offset: 0, data: Array(written.utf8), appending: false, by: writer)
-        let elsewhere = written.replacingOccurrences(of: "b: start", with: "b: edit 10")
-        let other = library.store
-        observer.onNextCommit {
+        let race = try UnsavedEdit(in: library)
+        let elsewhere = race.written.replacingOccurrences(of: "b: start", with: "b: edit 10")
+        let (other, note, follower) = (library.store, race.note, race.follower)
+        race.observer.onNextCommit {
             _ = try other.write {
                 try $0.saveFile(Data(elsewhere.utf8), of: note.item.id, kind: .note, at: note.path, basedOn: nil, modified: Date())
             }
             _ = try follower.poll()
         }
-        try fs.saves.save(shared)
-        #expect(observer.ran, "the change and the follower came between the save's commit and its end")
-        #expect(try store.record(id: note.item.id)?.text == elsewhere)
-
-        #expect(String(decoding: try fs.read(shared, offset: 0, size: 1 << 20), as: UTF8.self) == written,
-                "the file the kernel holds shows what it showed")
-        #expect(try fs.attributes(of: shared).size == UInt64(written.utf8.count))
-        let renamed = try fs.lookup(parent: notes, name: "Shared.md").attributes.inode.rawValue
-        #expect(renamed != shared, "the name has another file now")
-        #expect(String(decoding: try fs.read(renamed, offset: 0, size: 1 << 20), as: UTF8.self) == elsewhere)
+        try race.fs.saves.save(race.shared)
+        #expect(race.observer.ran, "the change and the follower came between the save's commit and its end")
+        #expect(try race.store.record(id: note.item.id)?.text == elsewhere)
+        try race.expectSavedFileKept(andNameReading: elsewhere)
     }
 
     /// Writes that arrive while a save commits stay unsaved on top of it, and their writer is
@@ -202,6 +166,47 @@ import TestTraits
         served.served(note, version: 1, to: writer)
         served.saved(note, version: 2, by: committed[0], startsAgain: true)
         #expect(served.readFrom(note, by: committed[1], startedFrom: 2) == [2, 2])
+    }
+}
+
+/// A note whose file a writer read and rewrote (`a: start` → `a: edit 1`), not saved yet, on a
+/// mount whose store runs a step right after its next commit: the race of a save's commit and
+/// its end.
+private struct UnsavedEdit {
+    let note: ItemRecord
+    let observer = CommitObserver()
+    let store: LibraryStore
+    let fs: ShelfFileSystem
+    let follower: ChangeFollower
+    let notes: UInt64
+    let shared: UInt64
+    let read: String
+    let written: String
+
+    init(in library: MountableLibrary) throws {
+        note = try library.addNote("Shared", content: "a: start\n\nb: start\n")
+        store = try observer.observedStore(of: library.store.folder)
+        fs = try ShelfFileSystem(store: store)
+        follower = ChangeFollower(fileSystem: fs)
+        notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode.rawValue
+        shared = try fs.lookup(parent: notes, name: "Shared.md").attributes.inode.rawValue
+        let writer: ProcessID = 4242
+        read = String(decoding: try fs.read(shared, offset: 0, size: 1 << 20, for: writer), as: UTF8.self)
+        #expect(read == note.text)
+        written = read.replacingOccurrences(of: "a: start", with: "a: edit 1")
+        _ = try fs.write(shared, offset: 0, data: Array(written.utf8), appending: false, by: writer)
+    }
+
+    /// The file the kernel holds shows what it showed, at its size; the name has another file,
+    /// which reads `current`.
+    func expectSavedFileKept(andNameReading current: String) throws {
+        #expect(String(decoding: try fs.read(shared, offset: 0, size: 1 << 20), as: UTF8.self) == written,
+                "the file the kernel holds shows what it showed")
+        #expect(try fs.attributes(of: shared).size == UInt64(written.utf8.count))
+        let renamed = try fs.lookup(parent: notes, name: "Shared.md").attributes.inode.rawValue
+        #expect(renamed != shared, "the name has another file now")
+        #expect(String(decoding: try fs.read(renamed, offset: 0, size: 1 << 20), as: UTF8.self) == current)
+        #expect(try fs.attributes(of: renamed).size == UInt64(current.utf8.count))
     }
 }
 
