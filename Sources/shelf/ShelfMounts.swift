@@ -1,4 +1,5 @@
 import Foundation
+import ShelfStore
 import ShelfSystem
 
 /// Finds Shelf's mounts in the mount table.
@@ -8,6 +9,14 @@ import ShelfSystem
 enum ShelfMounts {
     static func isShelfMount(_ path: String) -> Bool {
         MountTable.mount(at: path)?.filesystemType == "fuse.shelf"
+    }
+
+    /// Refuses a command that must not run while `store` is mounted, saying how to go on:
+    /// `next` is what to do after unmounting (`link, then mount it again`).
+    static func requireUnmounted(_ store: LibraryStore, next: String) throws {
+        if let mountpoint = mountpoints(ofLibrary: store.folder).first {
+            throw CLIError("the library is mounted at \(mountpoint); unmount it (`shelf unmount \(mountpoint)`), \(next).")
+        }
     }
 
     static func mountpoints(ofLibrary folder: URL) -> [String] {

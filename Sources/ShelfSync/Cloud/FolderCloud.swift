@@ -201,11 +201,12 @@ public struct FolderCloud: CloudBackend {
         for device in try listing(of: logURL, missing: nil).filter(CloudInputRules.isDeviceID).sorted() {
             let names = try listing(of: logURL.appendingPathComponent(device), missing: nil)
             let numbers = names.compactMap(FolderCloudNames.batchNumber).filter { $0 > cursor[device] }.sorted()
+            let conflictCopies = sealing.isSealed ? Dictionary(grouping: names) { FolderCloudNames.conflictCopyOfBatch($0) } : [:]
             // Numbers are consecutive; a gap is a batch still on its way, and what follows it waits.
             for number in numbers {
                 guard number == cursor[device] + 1, changeCount < limit,
                       var batch = try? batch(of: device, number: number) else { break }
-                if let refusal = try conflictCopyRefusal(of: batch, among: names) {
+                if let copies = conflictCopies[number], let refusal = conflictCopyRefusal(of: batch, copies: copies) {
                     batch = .unreadable(device: device, number: number, reason: refusal)
                 }
                 batches.append(batch)
@@ -219,11 +220,11 @@ public struct FolderCloud: CloudBackend {
     /// Why a file-sync tool's conflict copy beside `batch` holds it back: in an encrypted cloud,
     /// where nothing shows what a copy holds, one that is not the same batch means two writers
     /// of one number (a library copied to a second machine) or tampering. Nil when every copy
-    /// repeats the batch, and in a plain cloud, whose copies are passed over.
-    private func conflictCopyRefusal(of batch: ChangeBatch, among names: [String]) throws -> String? {
-        guard sealing.isSealed, batch.unreadable == nil else { return nil }
+    /// repeats the batch. (A plain cloud passes its copies over: it never asks.)
+    private func conflictCopyRefusal(of batch: ChangeBatch, copies: [String]) -> String? {
+        guard batch.unreadable == nil else { return nil }
         let folder = logURL.appendingPathComponent(batch.device, isDirectory: true)
-        for name in names where FolderCloudNames.conflictCopyOfBatch(name) == batch.number {
+        for name in copies {
             let url = folder.appendingPathComponent(name)
             let copy = try? decode(ChangeBatch.self, at: url, place: .batch(batch.device, batch.number), limit: CloudInputRules.maxBatchBytes)
             guard copy != batch else { continue }

@@ -52,16 +52,20 @@ public struct KeyEnvelope: Codable, Hashable, Sendable {
     /// Wraps `dataKey` for the cloud `cloud` with `passphrase`.
     static func passphrase(_ passphrase: String, number: Int64, wrapping dataKey: CloudDataKey, cloud: String) throws -> KeyEnvelope {
         let scrypt = ScryptParameters(costs: .standard, salt: Data(SymmetricKey(size: .bits128).withUnsafeBytes { Data($0) }))
-        var envelope = KeyEnvelope(kind: .passphrase, number: number, scrypt: scrypt, wrapped: Data())
-        envelope.wrapped = try CloudSealing.seal(dataKey.bytes, key: try scrypt.key(for: passphrase), nonce: AES.GCM.Nonce(),
-                                                 associatedData: envelope.associatedData(cloud: cloud))
-        return envelope
+        return try KeyEnvelope(kind: .passphrase, number: number, scrypt: scrypt, wrapped: Data())
+            .wrapping(dataKey, with: try scrypt.key(for: passphrase), cloud: cloud)
     }
 
     static func recovery(_ recoveryKey: RecoveryKey, wrapping dataKey: CloudDataKey, cloud: String) throws -> KeyEnvelope {
-        var envelope = KeyEnvelope(kind: .recovery, number: 0, scrypt: nil, wrapped: Data())
-        envelope.wrapped = try CloudSealing.seal(dataKey.bytes, key: recoveryKey.wrappingKey, nonce: AES.GCM.Nonce(),
-                                                 associatedData: envelope.associatedData(cloud: cloud))
+        try KeyEnvelope(kind: .recovery, number: 0, scrypt: nil, wrapped: Data())
+            .wrapping(dataKey, with: recoveryKey.wrappingKey, cloud: cloud)
+    }
+
+    /// This envelope holding `dataKey` sealed under `wrappingKey`.
+    private func wrapping(_ dataKey: CloudDataKey, with wrappingKey: SymmetricKey, cloud: String) throws -> KeyEnvelope {
+        var envelope = self
+        envelope.wrapped = try CloudSealing.seal(dataKey.bytes, key: wrappingKey, nonce: AES.GCM.Nonce(),
+                                                 associatedData: associatedData(cloud: cloud))
         return envelope
     }
 
@@ -220,6 +224,8 @@ public enum CloudKeyError: Error, Equatable, CustomStringConvertible {
     /// An encrypted cloud whose key envelopes have not arrived (or were removed).
     case noEnvelope
     case notAKey
+    /// The key could not be written into the library.
+    case notKept(reason: String)
     case unreasonableDerivation(n: Int, r: Int, p: Int)
 
     public var description: String {
@@ -230,6 +236,8 @@ public enum CloudKeyError: Error, Equatable, CustomStringConvertible {
             "the cloud is encrypted but holds no wrapped key yet (a file-sync tool may still be bringing its keys/ folder); nothing was changed. Wait for it, then try again."
         case .notAKey:
             "this device's key for the encrypted cloud is damaged; `shelf cloud unlink`, then link again with the passphrase."
+        case .notKept(let reason):
+            "cannot keep the cloud's key in the library (\(reason)); nothing was linked. Check the library folder's permissions."
         case .unreasonableDerivation(let n, let r, let p):
             "the cloud's key asks for a passphrase derivation this Shelf refuses (scrypt N=\(n), r=\(r), p=\(p)); nothing was changed. Was the cloud's keys/ folder tampered with?"
         }

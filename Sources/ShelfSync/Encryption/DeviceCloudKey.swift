@@ -17,7 +17,7 @@ public enum DeviceCloudKey {
         do {
             try AtomicFile.write(bytes, to: store.layout.cloudKey.path, permissions: 0o600)
         } catch {
-            throw CloudLocationError(description: "cannot keep the cloud's key in the library (\(error)); nothing was linked. Check the library folder's permissions.")
+            throw CloudKeyError.notKept(reason: "\(error)")
         }
     }
 

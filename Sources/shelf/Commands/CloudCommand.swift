@@ -47,9 +47,7 @@ struct CloudCommand: ParsableCommand {
         func run() throws {
             let store = try library.open()
             // A mount decides whether to sync when it starts.
-            if let mountpoint = ShelfMounts.mountpoints(ofLibrary: store.folder).first {
-                throw CLIError("the library is mounted at \(mountpoint); unmount it (`shelf unmount \(mountpoint)`), link, then mount it again to sync while mounted.")
-            }
+            try ShelfMounts.requireUnmounted(store, next: "link, then mount it again to sync while mounted")
             let cloud = try CloudLocation.backend(location)
             let link = try CloudLinking.link(store, to: cloud, deviceName: device, downloadAll: download == .all,
                                            cacheLimit: cacheLimit?.bytes, join: join, encrypt: encrypt,

@@ -50,9 +50,7 @@ extension CloudCommand {
 
         func run() throws {
             let store = try library.open()
-            if let mountpoint = ShelfMounts.mountpoints(ofLibrary: store.folder).first {
-                throw CLIError("the library is mounted at \(mountpoint); unmount it (`shelf unmount \(mountpoint)`), encrypt, then mount it again.")
-            }
+            try ShelfMounts.requireUnmounted(store, next: "encrypt, then mount it again")
             let cloud = try CloudLocation.backend(location)
             let old = try CloudLinking.checkMoveToEncryptedCloud(store, at: cloud)
             let secret = try passphrase.readNew()
