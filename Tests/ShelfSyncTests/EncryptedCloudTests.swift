@@ -83,6 +83,21 @@ import TestTraits
         #expect(try c.text(id: id) == "written after the change\n")
     }
 
+    /// A device unwraps the key once, when it links: its rounds never read the envelopes nor ask
+    /// for the passphrase (which a mounted library does not have), so they sync with the cloud's
+    /// key envelopes gone.
+    @Test func roundsSyncWithoutTheKeyEnvelopes() throws {
+        let devices = try Devices(cloud: .encryptedFolder)
+        let a = try devices.device("a")
+        let b = try devices.device("b")
+        try FileManager.default.removeItem(at: devices.cloudFolder(for: "a").appendingPathComponent("keys"))
+        let id = try a.write("Notes/After.md", "no envelope needed\n")
+        try a.sync()
+        try b.sync()
+        #expect(try b.text(id: id) == "no envelope needed\n")
+        #expect(try b.store.cloudLink()?.error == nil)
+    }
+
     /// A file-sync tool may bring the identity before the keys: a device joining takes the
     /// cloud as still arriving (here with no time to wait: it says so) until they are there.
     @Test func aJoiningDeviceWaitsForKeysThatArriveAfterTheIdentity() throws {
