@@ -157,10 +157,10 @@ struct ItemCommitter: Sendable {
             var outcome = Outcome(record: try saveOnTop())
             try conflicts?.saveWon(id, madeFrom: base.version, with: writer)
             if let other = try writer.record(id: id) {
-                let copy = try aside.flatMap { try writer.storedItem(id: $0.id).flatMap { $0.isTrashed ? nil : $0.record } }
+                let copyPath = try aside.flatMap { try writer.storedFile(id: $0.id).flatMap { $0.isTrashed ? nil : $0.path } }
                     ?? writer.saveConflictCopy(current.content, id: aside?.id ?? .generate(), kind: kind, beside: other.path,
-                                               time: aside?.time ?? Date(), device: aside?.device ?? device, tag: aside?.tag)
-                outcome.keptAside = .init(copy: copy.path, readFrom: base.version, changedTo: current.version)
+                                               time: aside?.time ?? Date(), device: aside?.device ?? device, tag: aside?.tag).path
+                outcome.keptAside = .init(copy: copyPath, readFrom: base.version, changedTo: current.version)
             }
             return outcome
         }

@@ -61,31 +61,34 @@ public struct PlaceholderWriter {
                                                     : .note(Note(title: placeholder.title))
         stand.id = placeholder.id
         let wasLive: Bool
+        let record: ItemRecord
         if let stored = try writer.queries.stored(id: placeholder.id) {
             wasLive = stored.isLive
             if try !evicting && downloadState(of: placeholder.id) == nil { try writer.keepInHistory(stored.record) }
+            record = ItemRecord(item: stand, version: stored.record.version + 1, path: placeholder.path,
+                                modified: placeholder.modified, content: Data(), draftDiagnostics: nil,
+                                permissions: placeholder.permissions)
             try writer.db.cachedStatement(sql: """
-                UPDATE item SET kind = ?, title = ?, path = ?, version = version + 1, modified = ?, record = ?,
+                UPDATE item SET kind = ?, title = ?, path = ?, version = ?, modified = ?, record = ?,
                                 content = X'', size = ?, draft_diagnostics = NULL, favorite = 0, source_id = NULL,
                                 trashed_at = NULL, trash_reason = NULL, permissions = ?
                 WHERE serial = ?
                 """).execute(arguments: [
-                    placeholder.kind.rawValue, placeholder.title, placeholder.path, placeholder.modified.storedSeconds,
-                    try writer.coding.encode(stand), placeholder.size, placeholder.permissions, stored.serial,
+                    placeholder.kind.rawValue, placeholder.title, placeholder.path, record.version,
+                    placeholder.modified.storedSeconds, try writer.coding.encode(stand), placeholder.size,
+                    placeholder.permissions, stored.serial,
                 ])
             try SearchIndex.reindex(stand, serial: stored.serial, in: writer.db)
+            try writer.noteOrigin(of: placeholder.id, version: record.version)
         } else {
             wasLive = false
-            try writer.insertRow(ItemRecord(item: stand, version: 1, path: placeholder.path, modified: placeholder.modified,
-                                     content: Data(), draftDiagnostics: nil, permissions: placeholder.permissions))
-            try writer.db.cachedStatement(sql: "UPDATE item SET size = ?, permissions = ? WHERE id = ?")
-                .execute(arguments: [placeholder.size, placeholder.permissions, placeholder.id.rawValue])
+            record = ItemRecord(item: stand, version: 1, path: placeholder.path, modified: placeholder.modified,
+                                content: Data(), draftDiagnostics: nil, permissions: placeholder.permissions)
+            try writer.insertRow(record, size: placeholder.size)
         }
-        if let version = try writer.queries.storedRow(id: placeholder.id)?.version { try writer.noteOrigin(of: placeholder.id, version: version) }
         try writer.db.cachedStatement(sql: "INSERT OR REPLACE INTO item_download (item_id, hash, error) VALUES (?, ?, NULL)")
             .execute(arguments: [placeholder.id.rawValue, placeholder.hash])
         try ChangeFeed.append(wasLive ? .updated : .added, id: placeholder.id, path: placeholder.path, in: writer.db)
-        guard let record = try writer.queries.liveRecord(id: placeholder.id) else { throw StoreError.itemNotFound(placeholder.id) }
         return record
     }
 

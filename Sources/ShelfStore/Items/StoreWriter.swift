@@ -324,16 +324,18 @@ public struct StoreWriter {
                              content: record.content, wasDraft: record.draftDiagnostics != nil, in: db)
     }
 
-    func insertRow(_ record: ItemRecord) throws {
+    /// Adds the row of a new item. `size`: what `stat` shows, where that is not the content's
+    /// size (a placeholder's bytes are in the cloud).
+    func insertRow(_ record: ItemRecord, size: Int? = nil) throws {
         let item = record.item
         try db.cachedStatement(sql: """
             INSERT INTO item (id, kind, title, path, version, modified, record, content, size,
-                              draft_diagnostics, favorite, source_id, trashed_at)
-            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, NULL)
+                              draft_diagnostics, favorite, source_id, trashed_at, permissions)
+            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, NULL, ?)
             """).execute(arguments: [
                 item.id.rawValue, item.kind.rawValue, item.title, record.path, record.version,
                 record.modified.storedSeconds, try coding.encode(item), record.content,
-                record.content.count, item.isFavorite, item.sourceID,
+                size ?? record.content.count, item.isFavorite, item.sourceID, record.permissions,
             ])
         try SearchIndex.add(item, serial: db.lastInsertedRowID, in: db)
         try noteOrigin(of: item.id, version: record.version)

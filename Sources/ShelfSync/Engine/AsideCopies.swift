@@ -14,7 +14,7 @@ extension ChangeApplier {
     func keepConflictCopy(_ bytes: Data, of older: CloudChange, beside path: String) throws {
         let older = try author(of: older)
         let copyID = Self.asideID(of: older)
-        guard try writer.storedItem(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
+        guard try writer.storedFile(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
         _ = try writer.saveConflictCopy(bytes, id: copyID, kind: kind, beside: path, time: older.time,
                                         device: deviceName(older.device), tag: Self.asideTag(copyID))
     }
@@ -34,10 +34,9 @@ extension ChangeApplier {
         let lost = try author(of: base)
         guard lost.device == device else { return }
         let copyID = Self.asideID(of: lost)
-        guard let copy = try writer.storedItem(id: copyID), !copy.isTrashed,
-              (copy.placeholder.map { ContentHash(rawValue: $0.hash) } ?? ContentHash(of: copy.record.content)) == lost.hash
+        guard let copy = try ItemState.stored(copyID, in: writer)?.state, copy.operation == .put, copy.hash == lost.hash
         else { return }
-        logger.debug("\(self.device) retires \(copy.record.path): \(device) continued \(lost.id)")
+        logger.debug("\(self.device) retires \(copy.path): \(device) continued \(lost.id)")
         try writer.trash(id: copyID, reason: "superseded: a later edit continued what it kept aside")
     }
 

@@ -279,6 +279,8 @@ struct ChangeApplier {
             path = try placeAtFreePath(path, claimedBy: claim)
         }
         if isLive, current?.state.path != path { _ = try writer.move(id: id, to: path) }
+        // The record just written here, so its times are set without reading it back.
+        var written: ItemRecord?
         if !isLive || current?.state.hash != state.hash {
             let isDownloadedHere = isLive && current?.content != nil
             let bytes = try given ?? ((downloadsEagerly || isDownloadedHere) ? content(state.hash) : nil)
@@ -286,16 +288,21 @@ struct ChangeApplier {
             // change waits for them rather than turn the item into a placeholder readers fail on.
             if isDownloadedHere, bytes == nil { throw ContentNotArrived(hash: state.hash) }
             if let bytes, isDownloadedHere || !isLive {
-                _ = try writer.saveFile(bytes, of: id, kind: kind, at: path, basedOn: nil, modified: state.modified)
+                written = try writer.saveFile(bytes, of: id, kind: kind, at: path, basedOn: nil, modified: state.modified)
             } else {
-                try writer.placeholders.savePlaceholder(Placeholder(id: id, kind: kind, path: path, title: title, size: state.size,
-                                                       hash: state.hash.rawValue, modified: state.modified,
-                                                       permissions: state.permissions))
-                if let bytes { try writer.placeholders.fillPlaceholder(id, with: bytes) }
+                written = try writer.placeholders.savePlaceholder(Placeholder(id: id, kind: kind, path: path, title: title,
+                                                                              size: state.size, hash: state.hash.rawValue,
+                                                                              modified: state.modified,
+                                                                              permissions: state.permissions))
+                if let bytes { written = try writer.placeholders.fillPlaceholder(id, with: bytes) }
             }
         }
         try writer.replaceExtendedAttributes(id: id, with: state.attributes)
-        _ = try writer.setFileTimes(id: id, modified: state.modified, permissions: state.permissions)
+        if let written {
+            _ = try writer.setFileTimes(of: written, modified: state.modified, permissions: state.permissions)
+        } else {
+            _ = try writer.setFileTimes(id: id, modified: state.modified, permissions: state.permissions)
+        }
     }
 
     /// Where an item arriving at `path` goes when another item holds it. An item that never

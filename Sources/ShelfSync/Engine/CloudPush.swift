@@ -19,10 +19,11 @@ struct CloudPush {
             var times: [ItemID: Date] = [:]
             for change in feed { times[change.id] = change.time ?? Date() }
             var ids: [ItemID] = []
-            for change in feed where !ids.contains(change.id) { ids.append(change.id) }
+            var named = Set<ItemID>()
+            for change in feed where named.insert(change.id).inserted { ids.append(change.id) }
             let number = link.nextBatch
             let outgoing = try engine.store.write { writer in
-                try ids.compactMap { id -> (change: CloudChange, content: Data?)? in
+                try ids.enumerated().compactMap { index, id -> (change: CloudChange, content: Data?)? in
                     guard let local = try ItemState.stored(id, in: writer) else { return nil }
                     let synced = try writer.ledger.syncedCloudChange(of: id)
                     guard local.state.needsPush(since: synced) else { return nil }
@@ -30,7 +31,7 @@ struct CloudPush {
                     // onto others' edits, so newest-wins compares when files were written, not
                     // when devices happened to sync.
                     let time = local.state.operation == .put ? local.state.modified : times[id] ?? Date()
-                    let change = CloudChange(id: "\(link.device)-\(number)-\(ids.firstIndex(of: id)!)", item: id,
+                    let change = CloudChange(id: "\(link.device)-\(number)-\(index)", item: id,
                                              base: synced?.id, device: link.device, time: time,
                                              state: local.state, title: local.title)
                     return (change, local.state.operation == .put ? local.content : nil)

@@ -35,14 +35,15 @@ struct ItemState: Hashable, Sendable {
     /// (never had it, or its trash was emptied).
     /// `content` is nil for a placeholder (its bytes are in the cloud).
     static func stored(_ id: ItemID, in writer: StoreWriter) throws -> (state: ItemState, title: String, content: Data?)? {
-        guard let stored = try writer.storedItem(id: id) else { return nil }
-        let record = stored.record
-        let state = ItemState(operation: stored.isTrashed ? .delete : .put, kind: record.item.kind.rawValue,
-                              path: record.path,
-                              hash: stored.placeholder.map { ContentHash(rawValue: $0.hash) } ?? ContentHash(of: record.content),
-                              size: stored.placeholder?.size ?? record.content.count, modified: record.modified,
-                              permissions: record.permissions, attributes: stored.attributes)
-        return (state, record.item.title, stored.placeholder == nil ? record.content : nil)
+        guard let stored = try writer.storedFile(id: id) else { return nil }
+        let (hash, size, content): (ContentHash, Int, Data?) = switch stored.bytes {
+        case .here(let bytes): (ContentHash(of: bytes), bytes.count, bytes)
+        case .inCloud(let hash, let size): (ContentHash(rawValue: hash), size, nil)
+        }
+        let state = ItemState(operation: stored.isTrashed ? .delete : .put, kind: stored.kind, path: stored.path, hash: hash,
+                              size: size, modified: stored.modified, permissions: stored.permissions,
+                              attributes: stored.attributes)
+        return (state, stored.title, content)
     }
 }
 
