@@ -2,7 +2,9 @@ import Glibc
 
 /// A secret typed at the terminal (a cloud's passphrase): asked on the controlling terminal with
 /// echo off, so it shows neither on screen nor in scrollback, and the terminal is set back
-/// however the read ends.
+/// however the read ends — Ctrl-C, Ctrl-\ and a hang-up or `kill` included (the signal then
+/// takes its course once echo is back), and Ctrl-Z gives the shell an echoing terminal until
+/// `fg` resumes the prompt.
 public enum TerminalPrompt {
     /// Writes `prompt` to the terminal and reads one line without echo. Nil when standard input
     /// is not a terminal (a script, a pipe, a service), where nobody could answer.
@@ -16,12 +18,25 @@ public enum TerminalPrompt {
         var quiet = saved
         // The typed newline still shows, so the next line starts below the prompt.
         quiet.c_lflag = (quiet.c_lflag & ~tcflag_t(ECHO | ECHOE | ECHOK)) | tcflag_t(ECHONL)
+        let signals = CaughtSignals()
+        defer { signals.restore() }
         // TCSAFLUSH drops what was typed ahead, which the terminal had already echoed.
         guard tcsetattr(terminal, TCSAFLUSH, &quiet) == 0 else { throw SystemCallError("turn off the terminal's echo") }
         defer { tcsetattr(terminal, TCSAFLUSH, &saved) }
         // The prompt comes once echo is off: whoever sees it may type.
         try write(Array(prompt.utf8), to: terminal)
-        return String(decoding: try readLine(from: terminal), as: UTF8.self)
+        var line: [UInt8] = []
+        while true {
+            let ended = try readLine(from: terminal, into: &line)
+            if CaughtSignals.pending != 0 {
+                // Echo goes back on before the signal takes its course; a process still here
+                // was resumed after a stop (or ignores the signal), and goes on reading.
+                tcsetattr(terminal, TCSAFLUSH, &saved)
+                signals.deliverCaught()
+                tcsetattr(terminal, TCSAFLUSH, &quiet)
+            }
+            if ended { return String(decoding: line, as: UTF8.self) }
+        }
     }
 
     private static func write(_ bytes: [UInt8], to terminal: Int32) throws(SystemCallError) {
@@ -36,18 +51,62 @@ public enum TerminalPrompt {
         }
     }
 
-    /// The bytes up to the end of the line (or of input), without the newline.
-    private static func readLine(from terminal: Int32) throws(SystemCallError) -> [UInt8] {
-        var line: [UInt8] = []
+    /// Reads into `line` up to the end of the line (or of input), without the newline; true
+    /// once there, false when a signal interrupted the read first.
+    private static func readLine(from terminal: Int32, into line: inout [UInt8]) throws(SystemCallError) -> Bool {
         var byte: UInt8 = 0
-        while true {
+        while CaughtSignals.pending == 0 {
             let count = read(terminal, &byte, 1)
             if count < 0 {
                 guard errno == EINTR else { throw SystemCallError("read from the terminal") }
                 continue
             }
-            if count == 0 || byte == UInt8(ascii: "\n") { return line }
+            if count == 0 || byte == UInt8(ascii: "\n") { return true }
             line.append(byte)
         }
+        return false
+    }
+}
+
+/// The signals that would end or stop the process while the terminal's echo is off, caught
+/// for as long as the value lives (as OpenSSH's `readpassphrase` does): a caught one
+/// interrupts the read, and ``deliverCaught()`` lets it act with the former handling once the
+/// terminal is set back.
+private final class CaughtSignals {
+    static let watched = [SIGINT, SIGQUIT, SIGTERM, SIGHUP, SIGTSTP, SIGTTIN, SIGTTOU]
+    /// The signal caught and not delivered yet; 0 for none. Written by the handler only.
+    nonisolated(unsafe) static var pending: sig_atomic_t = 0
+    private var former: [Int32: sigaction] = [:]
+
+    init() {
+        for signal in Self.watched {
+            var catching = sigaction()
+            catching.__sigaction_handler.sa_handler = { CaughtSignals.pending = $0 }
+            sigemptyset(&catching.sa_mask)
+            catching.sa_flags = 0  // no SA_RESTART: the read returns EINTR
+            var old = sigaction()
+            sigaction(signal, &catching, &old)
+            former[signal] = old
+        }
+    }
+
+    /// Puts back the handling each signal had.
+    func restore() {
+        for (signal, old) in former {
+            var old = old
+            sigaction(signal, &old, nil)
+        }
+    }
+
+    /// Delivers the caught signal under its former handling (the default ends or stops the
+    /// process), then catches it again if the process goes on.
+    func deliverCaught() {
+        let signal = Self.pending
+        Self.pending = 0
+        guard var old = former[signal] else { return }
+        var catching = sigaction()
+        sigaction(signal, &old, &catching)
+        raise(signal)
+        sigaction(signal, &catching, nil)
     }
 }

@@ -246,39 +246,57 @@ import TestTraits
     @Test func aPassphraseTypedAtThePromptIsNotShownAndMustBeTypedTwiceTheSame() throws {
         let (a, _) = try device()
         let cloud = a.scratch.appendingPathComponent("cloud").path
-        let mismatch = try Self.inTerminal(a, answering: [("Passphrase for the cloud: ", Self.passphrase),
-                                                          ("again: ", Self.passphrase + "x")],
+        let mismatch = try Self.inTerminal(a, answering: [("Passphrase for the cloud: ", Self.passphrase + "\n"),
+                                                          ("again: ", Self.passphrase + "x\n")],
                                            "cloud", "link", cloud, "--encrypt", "--device", "laptop")
         #expect(mismatch.status != 0 && mismatch.transcript.contains("the two passphrases typed differ"), "\(mismatch)")
         #expect(!mismatch.transcript.contains(Self.passphrase), "echoed: \(mismatch)")
         #expect(try a.run("status").stdout.contains("not linked"))
 
-        let made = try Self.inTerminal(a, answering: [("Passphrase for the cloud: ", Self.passphrase),
-                                                      ("again: ", Self.passphrase)],
+        let made = try Self.inTerminal(a, answering: [("Passphrase for the cloud: ", Self.passphrase + "\n"),
+                                                      ("again: ", Self.passphrase + "\n")],
                                        "cloud", "link", cloud, "--encrypt", "--device", "laptop")
         #expect(made.status == 0 && Self.recoveryKey(in: made.transcript) != nil, "\(made)")
         #expect(!made.transcript.contains(Self.passphrase), "echoed: \(made)")
+        #expect(made.echoesAfter, "\(made)")
 
         // Joining asks once.
         let (b, _) = try device()
-        let joined = try Self.inTerminal(b, answering: [("Passphrase for the cloud: ", Self.passphrase)],
+        let joined = try Self.inTerminal(b, answering: [("Passphrase for the cloud: ", Self.passphrase + "\n")],
                                          "cloud", "link", cloud, "--device", "desk")
         #expect(joined.status == 0 && !joined.transcript.contains(Self.passphrase), "\(joined)")
         #expect(!joined.transcript.contains("again"), "\(joined)")
     }
 
+    /// Ctrl-C at the prompt ends the command as Ctrl-C does, and leaves the terminal echoing
+    /// again (echo was off for the passphrase); nothing is linked.
+    @Test func ctrlCAtThePromptEndsTheCommandWithTheTerminalEchoing() throws {
+        let (a, _) = try device()
+        let cloud = a.scratch.appendingPathComponent("cloud").path
+        let interrupted = try Self.inTerminal(a, answering: [("Passphrase for the cloud: ", "secr\u{3}")],
+                                              "cloud", "link", cloud, "--encrypt", "--device", "laptop")
+        #expect(interrupted.status == -SIGINT, "\(interrupted)")
+        #expect(interrupted.echoesAfter, "\(interrupted)")
+        #expect(try a.run("status").stdout.contains("not linked"))
+        #expect(!FileManager.default.fileExists(atPath: cloud))
+    }
+
     struct TerminalRun: CustomStringConvertible {
+        /// The exit status, or minus the signal that ended the command.
         var status: Int32
+        /// Whether the terminal echoed typing once the command had ended.
+        var echoesAfter: Bool
         var transcript: String
-        var description: String { "exit \(status): \(transcript.debugDescription)" }
+        var description: String { "exit \(status), echo \(echoesAfter ? "on" : "off") after: \(transcript.debugDescription)" }
     }
 
     /// Runs `shelf arguments` on a new pseudo-terminal (its controlling terminal, its standard
-    /// streams), typing each answer once its prompt shows; returns everything the terminal showed.
+    /// streams), typing each answer's keys once its prompt shows; returns everything the terminal
+    /// showed.
     static func inTerminal(_ cli: ShelfCLI, answering steps: [(prompt: String, answer: String)],
                            _ arguments: String...) throws -> TerminalRun {
         let script = """
-            import json, os, pty, select, sys
+            import json, os, pty, select, sys, termios
             steps, command = json.loads(sys.argv[1]), sys.argv[2:]
             pid, fd = pty.fork()
             if pid == 0:
@@ -303,20 +321,22 @@ import TestTraits
                 if prompt.encode() not in shown[seen:]:
                     break
                 seen = shown.index(prompt.encode(), seen) + len(prompt)
-                os.write(fd, answer.encode() + b'\\n')
+                os.write(fd, answer.encode())
             while more():
                 pass
             _, status = os.waitpid(pid, 0)
-            sys.stdout.write('%d\\n' % os.waitstatus_to_exitcode(status))
+            echoes = bool(termios.tcgetattr(fd)[3] & termios.ECHO)
+            sys.stdout.write('%d %d\\n' % (os.waitstatus_to_exitcode(status), echoes))
             sys.stdout.write(shown.decode('utf-8', 'replace'))
             """
         let steps = try JSONSerialization.data(withJSONObject: steps.map { [$0.prompt, $0.answer] })
         let ran = try cli.tool("python3", ["-c", script, String(decoding: steps, as: UTF8.self), ShelfCLI.executable.path] + arguments,
                                timeout: .seconds(90))
         try #require(ran.status == 0, "the terminal driver failed: \(ran)")
-        let (status, transcript) = try #require(ran.stdout.firstIndex(of: "\n").map {
-            (Int32(ran.stdout[..<$0]), String(ran.stdout[ran.stdout.index(after: $0)...]))
+        let (ending, transcript) = try #require(ran.stdout.firstIndex(of: "\n").map {
+            (ran.stdout[..<$0].split(separator: " ").compactMap { Int32($0) }, String(ran.stdout[ran.stdout.index(after: $0)...]))
         })
-        return TerminalRun(status: try #require(status), transcript: transcript)
+        try #require(ending.count == 2, "the terminal driver's first line: \(ran.stdout)")
+        return TerminalRun(status: ending[0], echoesAfter: ending[1] == 1, transcript: transcript)
     }
 }

@@ -16,7 +16,7 @@ public final class InotifyWatcher {
         let name = UUID().uuidString
         events = scratch.appendingPathComponent("inotify-\(name).events")
         let said = scratch.appendingPathComponent("inotify-\(name).log")
-        FileManager.default.createFile(atPath: said.path, contents: nil)
+        try Data().write(to: said)
         process.executableURL = URL(fileURLWithPath: "/usr/bin/inotifywait")
         process.arguments = ["-m"] + (recursive ? ["-r"] : []) + ["-e", kinds, "--format", "%e %w%f", "-o", events.path, folder]
         process.standardOutput = FileHandle.nullDevice
