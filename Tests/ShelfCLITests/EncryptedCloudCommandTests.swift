@@ -241,8 +241,8 @@ import TestTraits
         #expect(try b.run("cloud", "status").stdout.contains("Encrypted: yes"))
     }
 
-    /// In a terminal the passphrase is asked without echo, twice for a new cloud; two that
-    /// differ are refused with one line and nothing is linked.
+    /// In a terminal the passphrase is asked without echo, twice for a new cloud and once for
+    /// one there; two that differ are refused with one line and nothing is linked.
     @Test func aPassphraseTypedAtThePromptIsNotShownAndMustBeTypedTwiceTheSame() throws {
         let (a, _) = try device()
         let cloud = a.scratch.appendingPathComponent("cloud").path
@@ -266,6 +266,12 @@ import TestTraits
                                          "cloud", "link", cloud, "--device", "desk")
         #expect(joined.status == 0 && !joined.transcript.contains(Self.passphrase), "\(joined)")
         #expect(!joined.transcript.contains("again"), "\(joined)")
+
+        // --encrypt where an encrypted cloud is already opens that one: asked once, not chosen anew.
+        let (c, _) = try device()
+        let opened = try Self.inTerminal(c, answering: [("Passphrase for the cloud: ", Self.passphrase + "\n")],
+                                         "cloud", "link", cloud, "--encrypt", "--device", "attic")
+        #expect(opened.status == 0 && !opened.transcript.contains("again"), "\(opened)")
     }
 
     /// Ctrl-C at the prompt ends the command as Ctrl-C does, and leaves the terminal echoing

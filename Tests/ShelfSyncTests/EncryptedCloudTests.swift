@@ -22,7 +22,7 @@ import TestTraits
 
         let stranger = try devices.library("b")
         #expect(throws: CloudKeyError.wrongSecret) {
-            try CloudLinking.link(stranger, to: try devices.cloud(for: "b"), deviceName: "b", passphrase: { "wrong horse" })
+            try CloudLinking.link(stranger, to: try devices.cloud(for: "b"), deviceName: "b", passphrase: { _ in "wrong horse" })
         }
         #expect(try stranger.cloudLink() == nil)
         #expect(!FileManager.default.fileExists(atPath: stranger.layout.cloudKey.path))
@@ -41,14 +41,14 @@ import TestTraits
         let devices = try Devices()
         let maker = try devices.library("a")
         let made = try CloudLinking.link(maker, to: try devices.cloud(for: "a"), deviceName: "a", encrypt: true,
-                                         passphrase: { "a passphrase since forgotten" })
+                                         passphrase: { _ in "a passphrase since forgotten" })
         let recovery = try #require(made.recoveryKey)
         let a = try devices.device("a", linked: maker)
         let id = try a.write("Notes/Kept.md", "kept\n")
         try a.sync()
 
         let b = try devices.library("b")
-        try CloudLinking.link(b, to: try devices.cloud(for: "b"), deviceName: "b", passphrase: { recovery.text.lowercased() })
+        try CloudLinking.link(b, to: try devices.cloud(for: "b"), deviceName: "b", passphrase: { _ in recovery.text.lowercased() })
         let device = try devices.device("b", linked: b)
         try device.sync()
         #expect(try device.text(id: id) == "kept\n")
@@ -75,9 +75,9 @@ import TestTraits
 
         let late = try devices.library("c")
         #expect(throws: CloudKeyError.wrongSecret) {
-            try CloudLinking.link(late, to: try devices.cloud(for: "c"), deviceName: "c", passphrase: { Devices.passphrase })
+            try CloudLinking.link(late, to: try devices.cloud(for: "c"), deviceName: "c", passphrase: { _ in Devices.passphrase })
         }
-        try CloudLinking.link(late, to: try devices.cloud(for: "c"), deviceName: "c", passphrase: { "a new passphrase" })
+        try CloudLinking.link(late, to: try devices.cloud(for: "c"), deviceName: "c", passphrase: { _ in "a new passphrase" })
         let c = try devices.device("c", linked: late)
         try c.sync()
         #expect(try c.text(id: id) == "written after the change\n")
@@ -111,13 +111,13 @@ import TestTraits
         let location = devices.cloudFolder(for: "b").path
         #expect(throws: SyncError.cloudDidNotArrive(location: location, seconds: 0)) {
             try CloudLinking.link(b, to: FolderCloud(folder: devices.cloudFolder(for: "b")), deviceName: "b", join: true,
-                                  passphrase: { Devices.passphrase }, wait: 0)
+                                  passphrase: { _ in Devices.passphrase }, wait: 0)
         }
         #expect(try b.cloudLink() == nil)
 
         try devices.deliver()
         try CloudLinking.link(b, to: FolderCloud(folder: devices.cloudFolder(for: "b")), deviceName: "b", join: true,
-                              passphrase: { Devices.passphrase }, wait: 0)
+                              passphrase: { _ in Devices.passphrase }, wait: 0)
         let device = try devices.device("b", linked: b)
         try device.sync()
         #expect(try device.text(id: id) == "one\n")

@@ -15,13 +15,13 @@ public enum CloudLinking {
     /// `downloadAll`: fetch every item's bytes as they arrive instead of on first read.
     ///
     /// `encrypt` makes the new cloud an encrypted one (joining a plain cloud is refused then).
-    /// `passphrase` is asked only where a passphrase is needed: to make an encrypted cloud, or
-    /// to join one (where a recovery key does as well); the unwrapped data key is kept in the
-    /// library (``DeviceCloudKey``).
+    /// `passphrase` is asked only where a passphrase is needed, and for what: to choose one for a
+    /// new encrypted cloud, or to open one there (where a recovery key does as well), `--encrypt`
+    /// or not; the unwrapped data key is kept in the library (``DeviceCloudKey``).
     @discardableResult
     public static func link(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String,
                             downloadAll: Bool = false, cacheLimit: Int? = nil, join: Bool = false,
-                            encrypt: Bool = false, passphrase: (() throws -> String)? = nil,
+                            encrypt: Bool = false, passphrase: ((PassphraseRequest) throws -> String)? = nil,
                             wait: TimeInterval = 600, progress: (String) -> Void = { _ in }) throws -> LinkedCloud {
         if let link = try store.cloudLink() { throw SyncError.alreadyLinked(location: link.location) }
         return try makeLink(store, to: cloud, deviceName: deviceName, downloadAll: downloadAll, cacheLimit: cacheLimit,
@@ -33,7 +33,7 @@ public enum CloudLinking {
     /// write that records the new one. A key kept for the new cloud goes again when linking
     /// fails, so a library never holds a key its link does not use.
     private static func makeLink(_ store: LibraryStore, to cloud: any CloudBackend, deviceName: String, downloadAll: Bool,
-                                 cacheLimit: Int?, join: Bool, encrypt: Bool, passphrase: (() throws -> String)?,
+                                 cacheLimit: Int?, join: Bool, encrypt: Bool, passphrase: ((PassphraseRequest) throws -> String)?,
                                  wait: TimeInterval, progress: (String) -> Void,
                                  replacing: Bool) throws -> LinkedCloud {
         guard CloudInputRules.isDeviceName(deviceName) else { throw SyncError.invalidDeviceName(deviceName) }
@@ -45,12 +45,12 @@ public enum CloudLinking {
             if encrypt && !arrived.isEncrypted { throw SyncError.plainCloudThere(location: cloud.location) }
             if arrived.isEncrypted {
                 guard let passphrase else { throw SyncError.passphraseNeeded(location: cloud.location) }
-                dataKey = try cloud.keyEnvelopes().unlock(with: try passphrase(), cloud: arrived.cloud)
+                dataKey = try cloud.keyEnvelopes().unlock(with: try passphrase(.open), cloud: arrived.cloud)
             }
         } else if encrypt {
             guard let passphrase else { throw SyncError.passphraseNeeded(location: cloud.location) }
             identity = CloudIdentity(format: CloudIdentity.encryptedFormat)
-            let keys = try NewCloudKeys(cloud: identity.cloud, passphrase: try passphrase())
+            let keys = try NewCloudKeys(cloud: identity.cloud, passphrase: try passphrase(.choose))
             try cloud.create(identity, keys: keys.envelopes)
             dataKey = keys.dataKey
             recoveryKey = keys.recoveryKey
@@ -115,6 +115,12 @@ public enum CloudLinking {
     }
 }
 
+/// What a link asks a passphrase for: to choose one for a new encrypted cloud (a prompt asks it
+/// twice), or to open the encrypted cloud there (asked once; its recovery key does as well).
+public enum PassphraseRequest: Sendable {
+    case choose, open
+}
+
 /// A library just linked: its link, the cloud as it reads and writes it (sealed, for an
 /// encrypted cloud), and the recovery key of an encrypted cloud it made, to show once.
 public struct LinkedCloud {
@@ -155,7 +161,7 @@ extension CloudLinking {
         let notDownloaded = try store.placeholderIDs().count
         guard notDownloaded == 0 else { throw SyncError.notDownloaded(count: notDownloaded) }
         return try makeLink(store, to: cloud, deviceName: deviceName ?? old.deviceName, downloadAll: old.downloadAll,
-                            cacheLimit: old.cacheLimit, join: false, encrypt: true, passphrase: { passphrase },
+                            cacheLimit: old.cacheLimit, join: false, encrypt: true, passphrase: { _ in passphrase },
                             wait: 0, progress: { _ in }, replacing: true)
     }
 

@@ -51,7 +51,8 @@ struct CloudCommand: ParsableCommand {
             let cloud = try CloudLocation.backend(location)
             let link = try CloudLinking.link(store, to: cloud, deviceName: device, downloadAll: download == .all,
                                            cacheLimit: cacheLimit?.bytes, join: join, encrypt: encrypt,
-                                           passphrase: encrypt ? passphrase.readNew : passphrase.read, wait: wait) { progress in
+                                           passphrase: { $0 == .choose ? try passphrase.readNew() : try passphrase.read() },
+                                           wait: wait) { progress in
                 FileHandle.standardError.write(Data((progress + "\n").utf8))
             }
             if let recovery = link.recoveryKey { RecoveryNotice.show(recovery) }

@@ -115,7 +115,7 @@ public final class Devices {
         if delayed { try FileManager.default.createDirectory(at: cloudFolder(for: name), withIntermediateDirectories: true) }
         if delivering { try deliver() }
         let linked = try CloudLinking.link(store, to: try located(for: name), deviceName: name, downloadAll: downloadAll,
-                                           cacheLimit: cacheLimit, encrypt: kind.isEncrypted, passphrase: { Devices.passphrase })
+                                           cacheLimit: cacheLimit, encrypt: kind.isEncrypted, passphrase: { _ in Devices.passphrase })
         if linked.cloud.sealing.isSealed { sealing = linked.cloud.sealing }
         if delivering { try deliver() }
     }
