@@ -193,6 +193,8 @@ import TestTraits
         try addNote(b, "From the desk", "Only on the desk until A's move fetches it.\n")
         try synced(b)
         try synced(a)
+        let pinned = "Notes/From the desk.md"
+        try #require(try a.run("pin", pinned).status == 0)
         let oldCloud = try SeveralDevicesTests.files(under: old)
 
         let moved = try a.run("cloud", "encrypt", new, "--passphrase-file", file)
@@ -204,6 +206,8 @@ import TestTraits
         let status = try #require(try JSONSerialization.jsonObject(with: Data(try a.run("cloud", "status", "--json").stdout.utf8))
             as? [String: Any])
         #expect(status["encrypted"] as? Bool == true && status["cloud"] as? String == new, "\(status)")
+        let evicted = try a.run("evict", pinned)
+        #expect(evicted.status != 0 && evicted.stderr.contains("pinned"), "the pin did not move with the library: \(evicted)")
 
         try #require(try b.run("cloud", "unlink").status == 0)
         let joined = try b.run("cloud", "link", new, "--passphrase-file", fileB, "--device", "desk")

@@ -89,18 +89,21 @@ public struct SyncLedger {
     }
 
     /// Forgets the link and everything learnt through it; the items stay as they are.
-    static func removeLink(in db: Database) throws {
+    /// `keepingPins`: which items stay downloaded is the user's choice, which a link to another
+    /// cloud taking over from this one keeps.
+    static func removeLink(in db: Database, keepingPins: Bool = false) throws {
         try db.execute(sql: """
             DELETE FROM cloud_link; DELETE FROM cloud_change; DELETE FROM item_sync; DELETE FROM sync_deferred;
-            DELETE FROM item_pin; DELETE FROM plain_sync;
+            DELETE FROM plain_sync;
             """)
+        if !keepingPins { try db.execute(sql: "DELETE FROM item_pin") }
     }
 
     // MARK: In a transaction
 
     public func cloudLink() throws -> CloudLinkState? { try Self.link(in: db) }
     public func setCloudLink(_ link: CloudLinkState) throws { try Self.setLink(link, in: db) }
-    public func removeCloudLink() throws { try Self.removeLink(in: db) }
+    public func removeCloudLink(keepingPins: Bool = false) throws { try Self.removeLink(in: db, keepingPins: keepingPins) }
 
     /// A cloud change seen before, as the sync engine encoded it.
     public func knownChange(_ id: String) throws -> Data? {

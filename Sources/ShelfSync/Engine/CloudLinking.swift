@@ -68,7 +68,7 @@ public enum CloudLinking {
             if let dataKey { try DeviceCloudKey.save(dataKey, cloud: identity.cloud, in: store) }
             try sealed.register(device)
             try store.write { transaction in
-                if replacing { try transaction.ledger.removeCloudLink() }
+                if replacing { try transaction.ledger.removeCloudLink(keepingPins: true) }
                 try transaction.ledger.setCloudLink(link)
             }
         } catch {
