@@ -413,9 +413,9 @@ for n in sizes:
         say("The `cat` is done when its last read is answered: a download answers its readers once "
             "the bytes are fetched and checked, and the mount's filler thread puts them in the store "
             "(parsed and indexed) many to a transaction. `shelf cloud status` run as the `cat` ended, "
-            "which first has the mount store whatever is still pending, took %s. The next workload starts "
-            "once that mount's daemon is idle (its CPU time still for a second), so its late work "
-            "lands in no other workload's time." % "; ".join(
+            "which first has the mount store whatever is still pending, took %s. Every workload starts "
+            "once every mount of the round is idle (each daemon's CPU time still for a second), the "
+            "ones just linked included, so no daemon's late work lands in another workload's time." % "; ".join(
                 "%.3f s on the %s: every download was in the store %.2fx the downloaded `cat`'s time after "
                 "the reads began" % (seconds, kind_name(kind), ratio(placeholders + seconds, downloaded))
                 for kind, seconds, placeholders, downloaded in stored))
