@@ -119,11 +119,6 @@ public struct PlaceholderWriter {
     }
 
     public func isPinned(_ id: ItemID) throws -> Bool { try DownloadState.isPinned(id, in: writer.db) }
-
-    /// The byte count `stat` shows for item `id` (a placeholder's true size).
-    public func fileSize(of id: ItemID) throws -> Int? {
-        try Int.fetchOne(writer.db.cachedStatement(sql: "SELECT size FROM item WHERE id = ?"), arguments: [id.rawValue])
-    }
 }
 
 extension StoreWriter {
