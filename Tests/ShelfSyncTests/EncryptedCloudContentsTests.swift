@@ -305,13 +305,7 @@ import TestTraits
     /// a pushes three batches (One, Two, Three) to an encrypted PostgreSQL cloud; b has read
     /// none of them. Returns the cloud's schema and a's device id too.
     private func threeBatches() throws -> (devices: Devices, a: Device, b: Device, schema: String, writer: String) {
-        let devices = try Devices(cloud: .encryptedPostgres)
-        let a = try devices.device("a")
-        let b = try devices.device("b")
-        for name in ["One", "Two", "Three"] {
-            try a.write("Notes/\(name).md", "\(name)\n")
-            try a.sync()
-        }
+        let (devices, a, b) = try EncryptedCloudTests.threeBatches(on: .encryptedPostgres)
         let schema = try #require(devices.postgresAddress).cloud
         let writer = try #require(try a.store.cloudLink()?.device)
         return (devices, a, b, schema, writer)

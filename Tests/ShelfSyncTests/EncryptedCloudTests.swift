@@ -163,9 +163,9 @@ import TestTraits
         return devices.cloudFolder(for: "a").appendingPathComponent("log/\(id)/" + String(format: "%012lld.json", number))
     }
 
-    /// a pushes three batches (One, Two, Three); b has read none of them.
-    private func threeBatches() throws -> (Devices, Device, Device) {
-        let devices = try Devices(cloud: .encryptedFolder)
+    /// a pushes three batches (One, Two, Three) to a new cloud of `kind`; b has read none of them.
+    static func threeBatches(on kind: CloudKind = .encryptedFolder) throws -> (Devices, Device, Device) {
+        let devices = try Devices(cloud: kind)
         let a = try devices.device("a")
         let b = try devices.device("b")
         for name in ["One", "Two", "Three"] {
@@ -176,7 +176,7 @@ import TestTraits
     }
 
     @Test func aFlippedBitHoldsItsBatchBackAndSaysSo() throws {
-        let (devices, a, b) = try threeBatches()
+        let (devices, a, b) = try Self.threeBatches()
         let file = try batchFile(devices, of: a, 2)
         var bytes = try Data(contentsOf: file)
         bytes[bytes.count / 2] ^= 0x01
@@ -193,7 +193,7 @@ import TestTraits
     }
 
     @Test func anOlderBatchReplayedUnderANewerNumberIsRefused() throws {
-        let (devices, a, b) = try threeBatches()
+        let (devices, a, b) = try Self.threeBatches()
         let third = try batchFile(devices, of: a, 3)
         try FileManager.default.removeItem(at: third)
         try FileManager.default.copyItem(at: try batchFile(devices, of: a, 1), to: third)
@@ -207,7 +207,7 @@ import TestTraits
 
     /// Whoever holds the cloud but not the key can write only what no device opens.
     @Test func aBatchWrittenWithoutTheKeyIsRefused() throws {
-        let (devices, a, b) = try threeBatches()
+        let (devices, a, b) = try Self.threeBatches()
         let writer = try #require(try a.store.cloudLink()?.device)
         let forged = try #require(try devices.cloud(for: "a").batch(of: writer, number: 3))
         var fourth = ChangeBatch(device: writer, number: 4, changes: forged.changes)
@@ -225,7 +225,7 @@ import TestTraits
     private static func isNotForged(_ summary: ItemSummary) -> Bool { summary.title != "Forged" }
 
     @Test func bytesCopiedToAnotherAddressAreRefusedAndTheItemStaysAPlaceholder() throws {
-        let (devices, a, b) = try threeBatches()
+        let (devices, a, b) = try Self.threeBatches()
         try b.sync()
         let content = try #require(FileManager.default.enumerator(at: devices.cloudFolder(for: "a").appendingPathComponent("content"),
                                                                   includingPropertiesForKeys: nil)?.allObjects as? [URL])
@@ -250,7 +250,7 @@ import TestTraits
     }
 
     @Test func aConflictCopyThatDiffersHoldsItsBatchBackAndOneThatRepeatsItDoesNot() throws {
-        let (devices, a, b) = try threeBatches()
+        let (devices, a, b) = try Self.threeBatches()
         let second = try batchFile(devices, of: a, 2)
         let syncthing = second.deletingLastPathComponent().appendingPathComponent("000000000002.sync-conflict-20261127-120000-ABCDEFG.json")
         try FileManager.default.copyItem(at: try batchFile(devices, of: a, 3), to: syncthing)

@@ -38,6 +38,26 @@ extension StoredRow: FetchableRecord {
     }
 }
 
+/// An item's file as sync sees it (``ItemQueries/storedFile(id:)``): where it is, its bytes or,
+/// for a placeholder, their hash and size in the cloud, and its file metadata.
+public struct StoredFile {
+    /// The item kind's raw value, as a change carries it.
+    public var kind: String
+    public var title: String
+    public var path: String
+    public var modified: Date
+    public var permissions: UInt32
+    public var isTrashed: Bool
+    public var bytes: Bytes
+    public var attributes: [String: Data]
+
+    public enum Bytes {
+        case here(Data)
+        /// A placeholder's: the name and size of its bytes in the cloud.
+        case inCloud(hash: String, size: Int)
+    }
+}
+
 /// A live item's listing columns (``ItemQueries/summaryColumns``), read straight into its summary.
 struct ItemSummaryRow: FetchableRecord {
     let summary: ItemSummary
@@ -97,6 +117,23 @@ struct ItemQueries {
             FROM item WHERE id = ?
             """)
         return try StoredRow.fetchOne(statement, arguments: [id.rawValue])
+    }
+
+    /// Item `id`'s file as stored, live or in the trash, read from its row's columns: sync
+    /// compares files with changes for every item it meets, and need not decode a record for it.
+    func storedFile(id: ItemID) throws -> StoredFile? {
+        let statement = try db.cachedStatement(sql: """
+            SELECT item.kind, item.title, item.path, item.modified, item.permissions, item.content, item.size,
+                   item.trashed_at IS NULL AS is_live, item_download.hash
+            FROM item LEFT JOIN item_download ON item_download.item_id = item.id WHERE item.id = ?
+            """)
+        guard let row = try Row.fetchOne(statement, arguments: [id.rawValue]) else { return nil }
+        let placeholderHash: String? = row[ItemDownloadColumns.hash]
+        return StoredFile(kind: row[ItemColumns.kind], title: row[ItemColumns.title], path: row[ItemColumns.path],
+                          modified: Date(storedSeconds: row[ItemColumns.modified]), permissions: row[ItemColumns.permissions],
+                          isTrashed: !row[ItemColumns.isLive],
+                          bytes: placeholderHash.map { .inCloud(hash: $0, size: row[ItemColumns.size]) } ?? .here(row[ItemColumns.content]),
+                          attributes: try extendedAttributes(id: id))
     }
 
     func extendedAttributes(id: ItemID) throws -> [String: Data] {

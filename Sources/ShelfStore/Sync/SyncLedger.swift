@@ -187,46 +187,9 @@ public struct SyncLedger {
     }
 }
 
-/// An item's file as sync sees it (``StoreWriter/storedFile(id:)``): where it is, its bytes or,
-/// for a placeholder, their hash and size in the cloud, and its file metadata.
-public struct StoredFile {
-    /// The item kind's raw value, as a change carries it.
-    public var kind: String
-    public var title: String
-    public var path: String
-    public var modified: Date
-    public var permissions: UInt32
-    public var isTrashed: Bool
-    public var bytes: Bytes
-    public var attributes: [String: Data]
-
-    public enum Bytes {
-        case here(Data)
-        /// A placeholder's: the name and size of its bytes in the cloud.
-        case inCloud(hash: String, size: Int)
-    }
-}
-
 extension StoreWriter {
     /// Sync's tables, in this transaction.
     public var ledger: SyncLedger { SyncLedger(db: db) }
-
-    /// Item `id`'s file as stored, live or in the trash, read from its row's columns: sync
-    /// compares files with changes for every item it meets, and need not decode a record for it.
-    public func storedFile(id: ItemID) throws -> StoredFile? {
-        let statement = try db.cachedStatement(sql: """
-            SELECT item.kind, item.title, item.path, item.modified, item.permissions, item.content, item.size,
-                   item.trashed_at IS NULL AS is_live, item_download.hash
-            FROM item LEFT JOIN item_download ON item_download.item_id = item.id WHERE item.id = ?
-            """)
-        guard let row = try Row.fetchOne(statement, arguments: [id.rawValue]) else { return nil }
-        let placeholderHash: String? = row[ItemDownloadColumns.hash]
-        return StoredFile(kind: row[ItemColumns.kind], title: row[ItemColumns.title], path: row[ItemColumns.path],
-                          modified: Date(storedSeconds: row[ItemColumns.modified]), permissions: row[ItemColumns.permissions],
-                          isTrashed: !row[ItemColumns.isLive],
-                          bytes: placeholderHash.map { .inCloud(hash: $0, size: row[ItemColumns.size]) } ?? .here(row[ItemColumns.content]),
-                          attributes: try queries.extendedAttributes(id: id))
-    }
 
     /// `path`, or the first free ` (n)` variant of its file name in the same folder.
     public func freePath(near path: String) throws -> String { try uniquified(path) }

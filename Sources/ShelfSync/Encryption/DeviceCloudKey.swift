@@ -37,7 +37,7 @@ public enum DeviceCloudKey {
     }
 
     static func remove(from store: LibraryStore) throws {
-        guard FileManager.default.fileExists(atPath: store.layout.cloudKey.path) else { return }
+        guard isHeld(by: store) else { return }
         try FileEntries.removeFile(store.layout.cloudKey.path)
     }
 

@@ -16,11 +16,10 @@ struct CloudPush {
             let link = try engine.requireLink()
             let feed = try engine.store.changes(after: link.pushedSequence, limit: SyncEngine.pushLimit)
             guard let last = feed.last else { return pushed }
+            // Each item once, in the order the feed first names it, with its latest time.
             var times: [ItemID: Date] = [:]
-            for change in feed { times[change.id] = change.time ?? Date() }
             var ids: [ItemID] = []
-            var named = Set<ItemID>()
-            for change in feed where named.insert(change.id).inserted { ids.append(change.id) }
+            for change in feed where times.updateValue(change.time ?? Date(), forKey: change.id) == nil { ids.append(change.id) }
             let number = link.nextBatch
             let outgoing = try engine.store.write { writer in
                 try ids.enumerated().compactMap { index, id -> (change: CloudChange, content: Data?)? in
