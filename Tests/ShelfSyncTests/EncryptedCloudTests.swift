@@ -155,6 +155,30 @@ import TestTraits
         #expect(CloudIdentity.currentFormat == CloudIdentity.encryptedFormat)
     }
 
+    /// Content is stored under an address keyed by each cloud's own data key: two clouds that
+    /// hold the same file show nothing in common, and neither shows the file's plain hash.
+    @Test func twoCloudsHoldingTheSameFileShareNoContentAddress() throws {
+        let text = "the same bytes in two clouds\n"
+        let addresses = try (0..<2).map { _ in
+            let devices = try Devices(cloud: .encryptedFolder)
+            let a = try devices.device("a")
+            _ = try a.write("Notes/Same.md", text)
+            try a.sync()
+            return Self.contentNames(in: devices.cloudFolder(for: "a"))
+        }
+        #expect(!addresses[0].isEmpty && !addresses[1].isEmpty, "\(addresses)")
+        #expect(addresses[0].isDisjoint(with: addresses[1]), "\(addresses)")
+        let plain = ContentHash(of: Data(text.utf8)).rawValue
+        #expect(!addresses[0].contains(plain) && !addresses[1].contains(plain), "\(addresses)")
+    }
+
+    /// The names of the content files in a cloud folder (64 hex digits each).
+    private static func contentNames(in cloud: URL) -> Set<String> {
+        let content = cloud.appendingPathComponent("content")
+        let paths = FileManager.default.enumerator(atPath: content.path)?.allObjects as? [String] ?? []
+        return Set(paths.map { URL(fileURLWithPath: $0).lastPathComponent }.filter { $0.count == 64 })
+    }
+
     // MARK: Tampering (folder cloud)
 
     /// A device's log file in the cloud folder, by number.
