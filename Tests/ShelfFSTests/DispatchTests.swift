@@ -160,7 +160,7 @@ import TestTraits
         let plan = try inode("Notes", "Plan.md")
         _ = try fs.write(plan, offset: 0, data: Array("Last.\n".utf8), appending: true)
         fs.forget(plan, count: .max)
-        fs.parts.view.giveAnotherFile(to: record.item.id, at: MountPath("Notes/Plan.md"))
+        fs.parts.view.giveAnotherFile(to: record.item.id, at: MountPath("Notes/Plan.md"), insteadOf: plan)
         try fs.saves.save(plan)
         #expect(try library.store.record(id: record.item.id)?.text == record.text + "Last.\n")
         #expect(fs.parts.inodes.key(of: plan) == nil, "saved, the forgotten inode goes")

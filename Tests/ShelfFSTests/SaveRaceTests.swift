@@ -1,6 +1,8 @@
 import Foundation
+import Glibc
 import Synchronization
 import Testing
+import FuseKit
 import GRDB
 import ShelfModel
 @testable import ShelfStore
@@ -130,6 +132,33 @@ import TestTraits
         #expect(race.observer.ran, "the change and the follower came between the save's commit and its end")
         #expect(try race.store.record(id: note.item.id)?.text == elsewhere)
         try race.expectSavedFileKept(andNameReading: elsewhere)
+    }
+
+    /// A save's last step can come after a rename put another file at its item's name: an
+    /// editor's atomic save, whose bytes wait unsaved in the renamed file. The saved file, whose
+    /// content moved on, gives the name away only while it is still the file at it. When it took
+    /// the name from the renamed file, the next lookup numbered a new inode reading the version
+    /// before the rename, and writes through it were merged over the renamed bytes (fsx in CI:
+    /// `replace`, then a read of the old bytes).
+    @Test func aSaveEndingAfterARenameOverItsFileLeavesTheNameWithTheRenamedFile() throws {
+        let plan = try planInode()
+        let id = try #require(try library.store.record(atPath: "Notes/Plan.md")).item.id
+        let notes = try fs.lookup(parent: InodeTable.rootInode, name: "Notes").attributes.inode.rawValue
+        let temporary = try fs.create(parent: notes, name: ".Plan.md.tmp", mode: 0o644,
+                                      flags: OpenFlags(rawValue: O_WRONLY | O_CREAT | O_TRUNC)).entry.attributes.inode.rawValue
+        _ = try fs.write(temporary, offset: 0, data: Array("Renamed.\n".utf8), appending: false)
+        try fs.rename(parent: notes, name: ".Plan.md.tmp", newParent: notes, newName: "Plan.md", flags: [])
+        #expect(fs.saves.buffers.holdsUnsavedWrites(temporary), "the renamed bytes wait for their save")
+
+        // What the replaced file's save does last when the item moved on from what it saved.
+        #expect(try fs.parts.view.keepShown(plan))
+        fs.parts.view.giveAnotherFile(to: id, at: MountPath("Notes/Plan.md"), insteadOf: plan)
+
+        let named = try fs.lookup(parent: notes, name: "Plan.md").attributes.inode.rawValue
+        #expect(named == temporary, "the name stays with the file renamed to it")
+        #expect(try readFile(named) == "Renamed.\n")
+        try fs.saves.save(temporary)
+        #expect(try library.store.record(id: id)?.text == "Renamed.\n")
     }
 
     /// Writes that arrive while a save commits stay unsaved on top of it, and their writer is

@@ -231,9 +231,23 @@ final class InodeTable: Sendable {
         }
     }
 
+    /// Item `id`'s name goes from its file `inode` (which keeps showing what it showed): the
+    /// next lookup numbers another inode, and `inode` is dropped once forgotten. False when
+    /// `inode` is no longer the item's file: a rename put another file in its place, whose
+    /// name it is (and whose unsaved bytes a new inode would not show).
+    func detach(_ inode: UInt64, from id: ItemID) -> Bool {
+        state.withLock { state in
+            guard let node = state.byKey[.item(id)], node.inode == inode else { return false }
+            state.byKey[.item(id)] = nil
+            state.generation += 1
+            if isUnused(node) { Self.drop(node, from: &state) }
+            return true
+        }
+    }
+
     /// The plain path `path` is gone (unlinked, or replaced by a rename; a file with another name
-    /// keeps its inode under that name), or item `key` changed elsewhere: its next lookup numbers
-    /// another inode, and the one the kernel holds is dropped once forgotten.
+    /// keeps its inode under that name): its next lookup numbers another inode, and the one the
+    /// kernel holds is dropped once forgotten.
     func detach(_ key: NodeKey) {
         state.withLock { state in
             guard let node = state.byKey.removeValue(forKey: key) else { return }

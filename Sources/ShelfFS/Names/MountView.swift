@@ -93,9 +93,10 @@ final class MountView: Sendable {
     }
 
     /// Item `id`'s name (`path`) stands for another file from its next lookup, as after a rename
-    /// over it; the file the kernel holds keeps what ``keepShown(_:version:)`` kept for it.
-    func giveAnotherFile(to id: ItemID, at path: MountPath) {
-        inodes.detach(.item(id))
+    /// over it; the file `kept` keeps what ``keepShown(_:version:)`` kept for it. Nothing
+    /// changes when `kept` is no longer the item's file: a rename over it took the name already.
+    func giveAnotherFile(to id: ItemID, at path: MountPath, insteadOf kept: UInt64) {
+        guard inodes.detach(kept, from: id) else { return }
         kernel.nameLeft(path.name, in: inodes.kernelInode(for: .plain(path.parent)))
     }
 
@@ -157,7 +158,7 @@ final class MountView: Sendable {
         if let itemInode, let known, let current, !isDirty {
             if known.version != current.version {
                 if change.kept?.inode == itemInode {
-                    giveAnotherFile(to: id, at: MountPath(current.path))
+                    giveAnotherFile(to: id, at: MountPath(current.path), insteadOf: itemInode)
                 } else {
                     kernel.invalidate(.content(Inode(itemInode)))
                 }

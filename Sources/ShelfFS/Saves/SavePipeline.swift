@@ -221,7 +221,7 @@ final class SavePipeline: Sendable {
             return
         }
         if parts.buffers.keepHeld(inode) == true {
-            parts.view.giveAnotherFile(to: movedOn.item.id, at: MountPath(movedOn.path))
+            parts.view.giveAnotherFile(to: movedOn.item.id, at: MountPath(movedOn.path), insteadOf: inode)
         }
     }
 
@@ -356,8 +356,8 @@ final class SavePipeline: Sendable {
         if let aside = outcome.keptAside {
             parts.logger.notice("\(outcome.record.path) was saved from version \(aside.readFrom), and changed elsewhere meanwhile (version \(aside.changedTo)) in the same lines: the save wins, and the other side is kept as \(aside.copy)")
         }
-        if keptCurrent {
-            parts.view.giveAnotherFile(to: id, at: MountPath(outcome.record.path))
+        if keptCurrent, let current {
+            parts.view.giveAnotherFile(to: id, at: MountPath(outcome.record.path), insteadOf: current)
         } else if let current {
             parts.kernel.invalidate(.content(Inode(current)))
         }
