@@ -54,7 +54,7 @@ final class DesktopSession {
         server.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
         server.arguments = ["-c", Self.serverScript, address, record.path]
         let serverLog = scratch.appendingPathComponent("notification-server.log")
-        FileManager.default.createFile(atPath: serverLog.path, contents: nil)
+        try Data().write(to: serverLog)
         bus.standardOutput = FileHandle.nullDevice
         bus.standardError = FileHandle.nullDevice
         server.standardOutput = FileHandle.nullDevice

@@ -72,7 +72,7 @@ import ShelfSystem
             let text = try String(contentsOfFile: book, encoding: .utf8)
             try text.replacingOccurrences(of: "status: reading", with: "status: sideways")
                 .write(toFile: book, atomically: false, encoding: .utf8)
-            #expect(try eventually(within: .seconds(20)) {
+            #expect(eventually(within: .seconds(20)) {
                 desktop.shown().contains {
                     $0.hasPrefix("Shelf|Shelf did not save Walden - Henry David Thoreau.md|Books/Walden - Henry David Thoreau.md\\nline 6: status:")
                         && $0.hasSuffix("|2")  // critical
@@ -97,7 +97,7 @@ import ShelfSystem
                 os.kill(int(sys.argv[2]), 9)
                 """, mountpoint + "/" + note, String(pid), timeout: .seconds(20))
             #expect(killed.status == 0, "\(killed)")
-            #expect(try eventually(within: .seconds(10)) { !ProcessStatus.isRunning(pid) })
+            #expect(eventually(within: .seconds(10)) { !ProcessStatus.isRunning(pid) })
 
             // The kernel ends the connection once the last descriptor of the dead process is
             // closed, a moment after its pid is gone.

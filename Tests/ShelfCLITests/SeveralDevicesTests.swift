@@ -102,7 +102,7 @@ import TestTraits
 
                 try FileManager.default.moveItem(atPath: mountA + "/Notes/From the laptop.md",
                                                  toPath: mountA + "/Notes/Renamed.md")
-                #expect(try eventually(within: .seconds(10)) {
+                #expect(eventually(within: .seconds(10)) {
                     FileManager.default.contents(atPath: mountB + "/Notes/Renamed.md") == edited
                         && !FileManager.default.fileExists(atPath: mountB + "/Notes/From the laptop.md")
                 })
@@ -118,7 +118,7 @@ import TestTraits
                 #expect(synced.status == 0 && synced.stdout.contains("through the mount"), "\(synced)")
 
                 try FileManager.default.removeItem(atPath: mountB + "/Notes/Renamed.md")
-                #expect(try eventually(within: .seconds(10)) {
+                #expect(eventually(within: .seconds(10)) {
                     !FileManager.default.fileExists(atPath: mountA + "/Notes/Renamed.md")
                 })
                 #expect(try a.run("trash", "list").stdout.contains("Notes/Renamed.md"))
@@ -187,7 +187,7 @@ import TestTraits
                 #expect(FileManager.default.contents(atPath: mountB + "/.shelf/sync.json").map { String(decoding: $0, as: UTF8.self) }?
                             .contains("\"device\" : \"desk\"") == true)
                 #expect(try Self.attribute("user.shelf.download", of: path, cli: b) == "downloaded")
-                #expect(eventually(within: .seconds(5)) { stat(path, &info) == 0 && info.st_blocks > 0 })
+                #expect(eventually(within: .seconds(10)) { stat(path, &info) == 0 && info.st_blocks > 0 })
             }
         }
     }
@@ -220,7 +220,7 @@ import TestTraits
 
                 // Edits wait; nothing is deleted; once the folder is back, the bytes come.
                 try FileManager.default.moveItem(atPath: cloud + "-away", toPath: cloud)
-                #expect(try eventually(within: .seconds(10)) {
+                #expect(eventually(within: .seconds(10)) {
                     FileManager.default.contents(atPath: path).map { !$0.isEmpty } ?? false
                 })
             }
@@ -261,7 +261,7 @@ import TestTraits
                 #expect(heard("CREATE", "Notes/map.png"))
                 try Data([0x89, 0x50, 0x4E, 0x47, 0x0D]).write(to: URL(fileURLWithPath: mountA + "/Notes/map.png"))
                 #expect(heard("MODIFY", "Notes/map.png"))
-                #expect(try eventually(within: .seconds(10)) {
+                #expect(eventually(within: .seconds(10)) {
                     FileManager.default.contents(atPath: mountB + "/Notes/map.png") == Data([0x89, 0x50, 0x4E, 0x47, 0x0D])
                 })
 
@@ -269,7 +269,7 @@ import TestTraits
                 #expect(FileManager.default.contents(atPath: mountB + "/Notes/Moved.md") == nil)
                 let listing = try FileManager.default.contentsOfDirectory(atPath: mountB + "/Notes")
                 #expect(!listing.contains { $0.contains("conflict") }, "\(listing)")
-                #expect(try eventually(within: .seconds(5)) { try b.run("cloud", "status").stdout.contains("Waiting to upload: 0") })
+                #expect(try eventually(within: .seconds(10)) { try b.run("cloud", "status").stdout.contains("Waiting to upload: 0") })
             }
         }
     }
@@ -285,7 +285,7 @@ import TestTraits
             try withBothMounted(a, b) { mountA, mountB in
                 let note = "/Notes/Locked.md"
                 try Data("first\n".utf8).write(to: URL(fileURLWithPath: mountA + note))
-                #expect(try eventually(within: .seconds(10)) {
+                #expect(eventually(within: .seconds(10)) {
                     FileManager.default.contents(atPath: mountB + note) == Data("first\n".utf8)
                 })
 
@@ -305,7 +305,7 @@ import TestTraits
                     """, mountB + note, held, release]
                 try holder.run()
                 defer { kill(holder.processIdentifier, SIGKILL) }
-                #expect(try eventually(within: .seconds(10)) { FileManager.default.fileExists(atPath: held) })
+                #expect(eventually(within: .seconds(10)) { FileManager.default.fileExists(atPath: held) })
 
                 try Data("second\n".utf8).write(to: URL(fileURLWithPath: mountA + note))
                 // B has the change and holds it back, and says so (not merely slow to sync).
@@ -315,8 +315,8 @@ import TestTraits
                 #expect(FileManager.default.contents(atPath: mountB + note) == Data("first\n".utf8),
                         "held back while locked")
 
-                FileManager.default.createFile(atPath: release, contents: nil)
-                #expect(try eventually(within: .seconds(10)) {
+                try Data().write(to: URL(fileURLWithPath: release))
+                #expect(eventually(within: .seconds(10)) {
                     FileManager.default.contents(atPath: mountB + note) == Data("second\n".utf8)
                 })
             }
@@ -345,7 +345,7 @@ import TestTraits
 
                 let evicted = try b.run("evict", path)
                 #expect(evicted.status == 0, "\(evicted.stderr)")
-                #expect(try eventually(within: .seconds(5)) {
+                #expect(try eventually(within: .seconds(10)) {
                     try Self.attribute("user.shelf.download", of: path, cli: b) == "not-downloaded"
                 })
                 #expect(FileManager.default.contents(atPath: path) == Data(try a.run("show", "Notes/Stoic themes.md").stdout.utf8))

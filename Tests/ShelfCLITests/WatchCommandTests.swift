@@ -91,7 +91,7 @@ import TestTraits
     /// `shelf watch` (`--json` unless told) of `cli`'s library, once it is past its start (it
     /// begins at the feed's end).
     private func startWatch(_ cli: ShelfCLI, json: Bool = true, writingTo output: URL) throws -> Process {
-        FileManager.default.createFile(atPath: output.path, contents: nil)
+        try Data().write(to: output)
         let watcher = Process()
         watcher.executableURL = ShelfCLI.executable
         watcher.arguments = ["watch", "--library", cli.library.path] + (json ? ["--json"] : [])

@@ -283,7 +283,7 @@ import ShelfStore
 
             let appended = "Appended through the old file.\n"
             #expect(try mount.perform { appended.withCString { write(writer, $0, strlen($0)) } } == appended.utf8.count)
-            try mount.perform { close(writer) }
+            #expect(try mount.perform { close(writer) } == 0)
             #expect(try eventually(within: .seconds(10)) { try mount.text(note.path).contains(appended) },
                     "the write reached the item")
             #expect(try wholeText(of: reader, in: mount) == updated.text, "the file opened before the save reads as opened")

@@ -60,7 +60,7 @@ import ShelfStore
         #expect(downloads.fetchedContent(of: id) == gated.bytes, "reads are answered from the fetched bytes")
         #expect(gated.filled.isEmpty, "the store does not have them yet")
         gated.allow()
-        #expect(try eventually(within: .seconds(5)) { downloads.fetchedContent(of: id) == nil })
+        #expect(eventually(within: .seconds(10)) { downloads.fetchedContent(of: id) == nil })
         #expect(gated.filled == [id])
     }
 
@@ -72,7 +72,7 @@ import ShelfStore
         defer { gated.allow(8); try? downloads.stop() }
         let first = ItemID("book-1"), second = ItemID("book-2")
         try downloaded(downloads, first)
-        #expect(try eventually { downloads.fetchedContent(of: first) != nil })
+        #expect(eventually { downloads.fetchedContent(of: first) != nil })
         try #require(gated.waitForArrivals(1), "the filler takes the first and waits at the gate")
         try downloaded(downloads, second)
         let done = Mutex(false)
@@ -102,7 +102,7 @@ import ShelfStore
         #expect(gated.waitForArrivals(2), "the failed fill is not tried again")
         #expect(downloads.fetchedContent(of: id) == gated.bytes, "the failed fill dropped the bytes")
         gated.allow()
-        #expect(try eventually(within: .seconds(5)) { gated.filled == [id] })
+        #expect(eventually(within: .seconds(10)) { gated.filled == [id] })
         #expect(downloads.fetchedContent(of: id) == nil)
     }
 }

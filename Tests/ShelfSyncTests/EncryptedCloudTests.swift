@@ -249,7 +249,7 @@ import TestTraits
     private static func isNotForged(_ summary: ItemSummary) -> Bool { summary.title != "Forged" }
 
     @Test func bytesCopiedToAnotherAddressAreRefusedAndTheItemStaysAPlaceholder() throws {
-        let (devices, a, b) = try Self.threeBatches()
+        let (devices, _, b) = try Self.threeBatches()
         try b.sync()
         let content = try #require(FileManager.default.enumerator(at: devices.cloudFolder(for: "a").appendingPathComponent("content"),
                                                                   includingPropertiesForKeys: nil)?.allObjects as? [URL])
