@@ -161,6 +161,31 @@ import TestTraits
         #expect(try library.store.record(id: id)?.text == "Renamed.\n")
     }
 
+    /// Two saves of one file can end out of order (a writer's close saves in the background
+    /// while a `stat` saves on the request's thread): the first's end comes after the second
+    /// has committed and published. The item is past the first's version then, but through the
+    /// file's own later save, which the file shows: the first must not keep the file at its
+    /// bytes and give the name away. It did, and descriptors still open on the file wrote into
+    /// one no name showed, whose save was merged over the newer file's (fsx `--reopen 8` under
+    /// load: a write through a held descriptor missing from the file, then lost).
+    @Test func aSaveEndingAfterTheFilesNextSaveKeepsNothing() throws {
+        let buffers = ItemBuffers(journal: try SaveJournal(library: library.store.folder))
+        let inode: UInt64 = 77
+        let item = ItemID("note")
+        func save(_ text: String, as version: Int64) throws {
+            try buffers.apply(.write(offset: 0, data: Array(text.utf8), appending: true), to: inode, by: nil,
+                              start: { (Array("Start.\n".utf8), 1) }, target: { .item(item, baseVersion: $0) })
+            _ = try #require(buffers.buffer(of: inode)).saveIfDirty(largest: 1 << 20, setAside: nil) { _ in
+                ItemBuffer.Saved(version: version, nextTarget: .item(item, baseVersion: version))
+            }
+        }
+        try save("One.\n", as: 2)
+        try save("Two.\n", as: 3)
+        #expect(buffers.keepHeld(inode, ifSaved: 2) == false, "the first save's end: the file shows the second's bytes")
+        #expect(buffers.buffer(of: inode)?.isDirty == false)
+        #expect(buffers.keepHeld(inode, ifSaved: 3) == true, "the second save's end keeps what it saved")
+    }
+
     /// Writes that arrive while a save commits stay unsaved on top of it, and their writer is
     /// the next save's writer: its last read is the version just saved, so the next save is
     /// made from it and keeps no conflict copy.

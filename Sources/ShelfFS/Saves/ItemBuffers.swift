@@ -90,10 +90,11 @@ final class ItemBuffer: Sendable {
     var isDirty: Bool { state.withLock { $0.dirty } }
 
     /// Marks clean bytes as kept for a file whose name moves on (``State/isKept``); false when
-    /// they hold unsaved writes, which are not what any version showed.
-    fileprivate func keep() -> Bool {
+    /// they hold unsaved writes, which are not what any version showed, or when they are not
+    /// `version` (nil: whichever they are).
+    fileprivate func keep(ifSaved version: Int64? = nil) -> Bool {
         state.withLock { state in
-            guard !state.dirty else { return false }
+            guard !state.dirty, version == nil || state.baseVersion == version else { return false }
             state.isKept = true
             return true
         }
@@ -310,9 +311,11 @@ final class ItemBuffers: Sendable {
     }
 
     /// Keeps the bytes `inode` holds, if any, as what it shows (``freeze``); nil when it holds
-    /// none, false when they are unsaved writes.
-    func keepHeld(_ inode: UInt64) -> Bool? {
-        buffers.withLock { $0[inode]?.keep() }
+    /// none, false when they are unsaved writes. `version`: only if they are that saved version,
+    /// decided under the lock a save publishes under, so a later save of the file is never
+    /// taken for a change from elsewhere.
+    func keepHeld(_ inode: UInt64, ifSaved version: Int64? = nil) -> Bool? {
+        buffers.withLock { $0[inode]?.keep(ifSaved: version) }
     }
 
     /// Lets go of the inode's bytes unless they hold unsaved writes or are kept for a file

@@ -214,13 +214,14 @@ final class SavePipeline: Sendable {
     /// recorded that version already while the bytes were unsaved (then it keeps nothing and
     /// tells the kernel nothing), so a reader would get it cut at the size the kernel holds, or
     /// mixed with the pages it keeps. The file keeps the saved bytes, and its name goes to
-    /// another file, as the follower does for any change from elsewhere.
+    /// another file, as the follower does for any change from elsewhere. Two saves of one file
+    /// can end out of order: when the file holds a later save's bytes by now, that save decides.
     private func letGo(of inode: UInt64, savedAs outcome: ItemCommitter.Outcome?) {
         guard let outcome, let movedOn = outcome.merged ?? contentMovedOn(from: outcome.record) else {
             parts.buffers.releaseIfSaved(inode)
             return
         }
-        if parts.buffers.keepHeld(inode) == true {
+        if parts.buffers.keepHeld(inode, ifSaved: outcome.record.version) == true {
             parts.view.giveAnotherFile(to: movedOn.item.id, at: MountPath(movedOn.path), insteadOf: inode)
         }
     }
