@@ -45,7 +45,7 @@ final class StalledCloud: CloudBackend, @unchecked Sendable {
     func keyEnvelopes() throws -> [KeyEnvelope] { try base.keyEnvelopes() }
     func putPassphraseEnvelope(_ envelope: KeyEnvelope) throws { try base.putPassphraseEnvelope(envelope) }
     func register(_ device: DeviceRecord) throws { try base.register(device) }
-    func devices() throws -> [DeviceRecord] { try base.devices() }
+    func devices() throws -> CloudDevices { try base.devices() }
     func append(_ batch: ChangeBatch) throws { try base.append(batch) }
     func batch(of device: DeviceID, number: Int64) throws -> ChangeBatch? { try base.batch(of: device, number: number) }
     func batches(after cursor: CloudCursor, limit: Int) throws -> (batches: [ChangeBatch], cursor: CloudCursor) {

@@ -95,6 +95,29 @@ import TestTraits
         #expect(try b.store.summaries().allSatisfy { (try? ItemPath.validate($0.path)) != nil })
     }
 
+    /// One device record that does not read (damaged, or written by someone without the key)
+    /// hides no other device: the others' names still name conflict copies, compaction counts
+    /// that device as one that has read nothing (instead of stopping), and `forget-device`
+    /// retires it by its id. Listing the devices once threw at the first damaged record.
+    @Test func aDamagedDeviceRecordHidesNoOtherDeviceAndCanBeForgotten() throws {
+        let devices = try Devices()
+        let (a, b, evil) = try Self.twoAndEvil(devices)
+        try Data("not a device record".utf8).write(to: devices.cloudFolder(for: "b").appendingPathComponent("devices/\(evil.id).json"))
+        try a.write("Notes/Good.md", "kept the rules\n")
+        try devices.settle(a, b)
+        #expect(try b.text("Notes/Good.md") == "kept the rules\n")
+
+        let listed = try b.engine.cloud.devices()
+        #expect(Set(listed.readable.map(\.name)) == ["a", "b"])
+        #expect(Array(listed.damaged.keys) == [evil.id])
+        let aID = try #require(try a.store.cloudLink()).device
+        #expect(b.engine.deviceName(aID) == "a")
+        #expect(try b.engine.maintainCloud().batchesRemoved == 0, "the damaged device has read nothing")
+
+        try b.engine.forgetDevice(named: evil.id)
+        #expect(try b.engine.cloud.retiredDevices().contains(evil.id))
+    }
+
     /// A snapshot with a hostile change is not started from: a new device reads nothing past
     /// it and says why, until a good device writes a newer one.
     @Test(arguments: CloudKind.allCases)

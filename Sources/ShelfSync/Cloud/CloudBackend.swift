@@ -48,8 +48,9 @@ public protocol CloudBackend: Sendable {
 
     /// Records a device that joins the cloud (written once, by that device).
     func register(_ device: DeviceRecord) throws
-    /// Every device that ever joined, retired ones included.
-    func devices() throws -> [DeviceRecord]
+    /// Every device that ever joined, retired ones included; a damaged record is listed as
+    /// such, never thrown (a cloud that cannot be listed is).
+    func devices() throws -> CloudDevices
 
     /// Stores one batch of a device's changes under its number. A batch is written once: a
     /// number already stored is kept as it is (a push repeated after a crash finds it there).

@@ -47,6 +47,34 @@ public struct DeviceRecord: Codable, Hashable, Sendable {
     }
 }
 
+/// Every device that ever joined a cloud: those whose records read, and those whose records
+/// are damaged (or sealed under another key). A device whose record is damaged is still one:
+/// what it has read holds compaction back, and `shelf cloud forget-device` retires it by id;
+/// one damaged record never hides the others' names.
+public struct CloudDevices: Sendable {
+    public var readable: [DeviceRecord] = []
+    /// What is wrong with each damaged record, by device id.
+    public var damaged: [DeviceID: String] = [:]
+
+    public init(readable: [DeviceRecord] = []) {
+        self.readable = readable
+    }
+
+    public var ids: [DeviceID] { readable.map(\.id) + damaged.keys.sorted() }
+
+    /// Adds device `id` with the record `read` returns, or as damaged when its record is.
+    mutating func add(_ id: DeviceID, read: () throws -> DeviceRecord) throws {
+        do {
+            readable.append(try read())
+        } catch let error as CloudError {
+            switch error {
+            case .damaged, .tooLarge: damaged[id] = error.description
+            default: throw error
+            }
+        }
+    }
+}
+
 /// The SHA-256 of a file's bytes, in lower-case hex: the name its content has in the cloud.
 public struct ContentHash: RawRepresentable, Codable, Hashable, Sendable, CustomStringConvertible {
     public var rawValue: String

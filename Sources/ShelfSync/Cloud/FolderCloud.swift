@@ -151,15 +151,19 @@ public struct FolderCloud: CloudBackend {
         })
     }
 
-    public func devices() throws -> [DeviceRecord] {
-        try listing(of: devicesURL, missing: nil).compactMap { name in
+    public func devices() throws -> CloudDevices {
+        var devices = CloudDevices()
+        for name in try listing(of: devicesURL, missing: nil) {
             let id = String(name.dropLast(5))
-            guard name.hasSuffix(".json"), CloudInputRules.isDeviceID(id) else { return nil }
+            guard name.hasSuffix(".json"), CloudInputRules.isDeviceID(id) else { continue }
             let url = devicesURL.appendingPathComponent(name)
-            let device = try decode(DeviceRecord.self, at: url, place: .device(id))
-            guard device.id == id else { throw CloudError.damaged(path: url.path, reason: "it holds device \(device.id)") }
-            return device
+            try devices.add(id) {
+                let device = try decode(DeviceRecord.self, at: url, place: .device(id))
+                guard device.id == id else { throw CloudError.damaged(path: url.path, reason: "it holds device \(device.id)") }
+                return device
+            }
         }
+        return devices
     }
 
     // MARK: Change logs

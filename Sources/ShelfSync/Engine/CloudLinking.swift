@@ -143,7 +143,7 @@ extension CloudLinking {
             throw CloudError.differentCloud(location: cloud.location, expected: link.cloud, found: identity.cloud)
         }
         // The key here must be the cloud's: this device's own record opens with it.
-        guard try cloud.sealed(by: CloudSealing(dataKey: key, cloud: cloudID)).devices().contains(where: { $0.id == link.device }) else {
+        guard try cloud.sealed(by: CloudSealing(dataKey: key, cloud: cloudID)).devices().readable.contains(where: { $0.id == link.device }) else {
             throw CloudKeyError.notAKey
         }
         let number = (try cloud.keyEnvelopes().newestPassphrase?.number ?? 0) + 1

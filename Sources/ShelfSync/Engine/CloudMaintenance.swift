@@ -36,7 +36,7 @@ struct CloudMaintenance {
 
         guard let snapshot = try engine.cloud.latestSnapshot() else { return report }
         let retired = try engine.cloud.retiredDevices()
-        let active = try engine.cloud.devices().map(\.id).filter { !retired.contains($0) }
+        let active = try engine.cloud.devices().ids.filter { !retired.contains($0) }
         let acks = try engine.cloud.acknowledgements()
         guard active.allSatisfy({ acks[$0] != nil }) else { return report }
         for device in [link.device] + retired.sorted() {

@@ -26,7 +26,7 @@ extension SyncEngine {
     /// Encrypted clouds made so cannot join: each has its own key.
     private func joinsCloudThatMet(_ kept: CloudIdentity, _ link: CloudLinkState) throws -> Bool {
         guard !cloud.sealing.isSealed, try cloud.identitiesSetAside().contains(where: { $0.cloud == link.cloud }),
-              try cloud.devices().contains(where: { $0.id == link.device }) else { return false }
+              try cloud.devices().readable.contains(where: { $0.id == link.device }) else { return false }
         try record { $0.cloud = kept.cloud }
         logger.notice("the cloud this device made at \(cloud.location) met another made there before it arrived; joined that one (\(kept.cloud))")
         return true

@@ -26,14 +26,18 @@ extension SyncEngine {
         }
     }
 
-    /// Retires the device named `name` (a lost laptop): it no longer holds back the removal of
-    /// logs. Throws when no device, or more than one, has that name.
+    /// Retires the device named `name` (a lost laptop), or with that id (one whose record is
+    /// damaged too): it no longer holds back the removal of logs. Throws when no device, or more
+    /// than one, has that name.
     public func forgetDevice(named name: String) throws {
-        let matches = try cloud.devices().filter { $0.name == name || $0.id == name }
-        guard matches.count == 1, let device = matches.first else {
-            throw SyncError.noSuchDevice(name: name, known: try cloud.devices().map { "\($0.name) (\($0.id))" })
+        let devices = try cloud.devices()
+        let matches = devices.readable.filter { $0.name == name || $0.id == name }.map(\.id)
+            + devices.damaged.keys.filter { $0 == name }
+        guard matches.count == 1, let id = matches.first else {
+            throw SyncError.noSuchDevice(name: name, known: devices.readable.map { "\($0.name) (\($0.id))" }
+                                                            + devices.damaged.keys.sorted().map { "\($0) (its record is damaged)" })
         }
-        guard device.id != (try requireLink().device) else { throw SyncError.cannotForgetItself }
-        try cloud.retire(device.id)
+        guard id != (try requireLink().device) else { throw SyncError.cannotForgetItself }
+        try cloud.retire(id)
     }
 }

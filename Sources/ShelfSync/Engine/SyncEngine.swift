@@ -167,7 +167,7 @@ public final class SyncEngine: Sendable {
 
     func deviceName(_ id: DeviceID) -> String {
         if let name = deviceNames.withLock({ $0[id] }) { return name }
-        let devices = (try? cloud.devices()) ?? []
+        let devices = (try? cloud.devices().readable) ?? []
         deviceNames.withLock { names in
             // A name fit for messages and conflict copies' file names, else the id stands.
             for device in devices where CloudInputRules.isDeviceName(device.name) { names[device.id] = device.name }

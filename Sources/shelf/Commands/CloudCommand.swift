@@ -132,7 +132,7 @@ extension CloudCommand {
             abstract: "Retire a device that will not sync again (lost, wiped, or one that is not yours), so the cloud can drop what only it still needed.",
             discussion: "Its changes that keep the cloud's rules stay; its batches that break them (`shelf cloud status` names them) are passed over at the next sync; logs every other device has read go once a snapshot covers them.")
         @OptionGroup var library: LibraryOptions
-        @Argument(help: "The device's name (or id, when two share a name).")
+        @Argument(help: "The device's name (or id: when two share a name, or its record is damaged).")
         var device: String
 
         func run() throws {

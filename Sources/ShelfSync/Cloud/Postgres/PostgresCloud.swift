@@ -143,19 +143,23 @@ public final class PostgresCloud: CloudBackend {
             """)
     }
 
-    public func devices() throws -> [DeviceRecord] {
+    public func devices() throws -> CloudDevices {
         guard sealing.isSealed else {
-            return try cloudQuery("SELECT id, name, joined FROM \(unescaped: schema).device ORDER BY joined, id").map { row in
+            return CloudDevices(readable: try cloudQuery("SELECT id, name, joined FROM \(unescaped: schema).device ORDER BY joined, id").map { row in
                 let (id, name, joined) = try decode(row, as: (String, String, Date).self)
                 return DeviceRecord(id: id, name: name, joined: joined)
+            })
+        }
+        var devices = CloudDevices()
+        for row in try cloudQuery("SELECT id, body FROM \(unescaped: schema).device ORDER BY joined, id") {
+            let (id, body) = try decode(row, as: (String, Data?).self)
+            try devices.add(id) {
+                let device = try open(DeviceRecord.self, body ?? Data(), at: .device(id), what: "device \(id)")
+                guard device.id == id else { throw CloudError.damaged(path: "\(location) device \(id)", reason: "it holds device \(device.id)") }
+                return device
             }
         }
-        return try cloudQuery("SELECT id, body FROM \(unescaped: schema).device ORDER BY joined, id").map { row in
-            let (id, body) = try decode(row, as: (String, Data?).self)
-            let device = try open(DeviceRecord.self, body ?? Data(), at: .device(id), what: "device \(id)")
-            guard device.id == id else { throw CloudError.damaged(path: "\(location) device \(id)", reason: "it holds device \(device.id)") }
-            return device
-        }
+        return devices
     }
 
     public func retire(_ device: DeviceID) throws {
