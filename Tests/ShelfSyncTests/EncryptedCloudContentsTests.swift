@@ -351,6 +351,17 @@ import TestTraits
         #expect(try b.store.cloudLink()?.waiting == nil)
     }
 
+    /// A device row that does not open is listed as damaged; the other devices' records read.
+    @Test func aFlippedBitInADeviceRowMarksOnlyThatDevice() throws {
+        let (_, _, b, schema, writer) = try threeBatches()
+        #expect(try flipBit(in: "device", column: "body", where: "id = '\(writer)'", schema: schema) == "1")
+        let listed = try b.engine.cloud.devices()
+        #expect(listed.damaged == [writer])
+        #expect(listed.readable.map(\.name) == ["b"])
+        try b.sync()
+        #expect(try b.text("Notes/Three.md") == "Three\n", "sync goes on")
+    }
+
     @Test func anOlderBatchRowReplayedUnderANewerNumberIsRefused() throws {
         let (_, _, b, schema, writer) = try threeBatches()
         let original = try administer("SELECT encode(body, 'hex') FROM \(schema).batch WHERE device = '\(writer)' AND number = 3")

@@ -53,24 +53,21 @@ public struct DeviceRecord: Codable, Hashable, Sendable {
 /// one damaged record never hides the others' names.
 public struct CloudDevices: Sendable {
     public var readable: [DeviceRecord] = []
-    /// What is wrong with each damaged record, by device id.
-    public var damaged: [DeviceID: String] = [:]
+    /// The devices whose records are damaged, by id.
+    public var damaged: Set<DeviceID> = []
 
     public init(readable: [DeviceRecord] = []) {
         self.readable = readable
     }
 
-    public var ids: [DeviceID] { readable.map(\.id) + damaged.keys.sorted() }
+    public var ids: [DeviceID] { readable.map(\.id) + damaged.sorted() }
 
     /// Adds device `id` with the record `read` returns, or as damaged when its record is.
     mutating func add(_ id: DeviceID, read: () throws -> DeviceRecord) throws {
         do {
             readable.append(try read())
-        } catch let error as CloudError {
-            switch error {
-            case .damaged, .tooLarge: damaged[id] = error.description
-            default: throw error
-            }
+        } catch CloudError.damaged, CloudError.tooLarge {
+            damaged.insert(id)
         }
     }
 }

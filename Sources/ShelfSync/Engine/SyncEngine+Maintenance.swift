@@ -32,10 +32,10 @@ extension SyncEngine {
     public func forgetDevice(named name: String) throws {
         let devices = try cloud.devices()
         let matches = devices.readable.filter { $0.name == name || $0.id == name }.map(\.id)
-            + devices.damaged.keys.filter { $0 == name }
+            + devices.damaged.filter { $0 == name }
         guard matches.count == 1, let id = matches.first else {
             throw SyncError.noSuchDevice(name: name, known: devices.readable.map { "\($0.name) (\($0.id))" }
-                                                            + devices.damaged.keys.sorted().map { "\($0) (its record is damaged)" })
+                                                            + devices.damaged.sorted().map { "\($0) (its record is damaged)" })
         }
         guard id != (try requireLink().device) else { throw SyncError.cannotForgetItself }
         try cloud.retire(id)
