@@ -162,7 +162,8 @@ import TestTraits
     }
 
     /// Two saves of one file can end out of order (a writer's close saves in the background
-    /// while a `stat` saves on the request's thread): the first's end comes after the second
+    /// while a `chmod`, `utime` or `fsync` saves on the request's thread): the first's end
+    /// comes after the second
     /// has committed and published. The item is past the first's version then, but through the
     /// file's own later save, which the file shows: the first must not keep the file at its
     /// bytes and give the name away. It did, and descriptors still open on the file wrote into
