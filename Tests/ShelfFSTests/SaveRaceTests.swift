@@ -163,12 +163,12 @@ import TestTraits
 
     /// Two saves of one file can end out of order (a writer's close saves in the background
     /// while a `chmod`, `utime` or `fsync` saves on the request's thread): the first's end
-    /// comes after the second
-    /// has committed and published. The item is past the first's version then, but through the
-    /// file's own later save, which the file shows: the first must not keep the file at its
-    /// bytes and give the name away. It did, and descriptors still open on the file wrote into
-    /// one no name showed, whose save was merged over the newer file's (fsx `--reopen 8` under
-    /// load: a write through a held descriptor missing from the file, then lost).
+    /// comes after the second has committed and published. The item is past the first's
+    /// version then, but through the file's own later save, which the file shows: the first
+    /// must not keep the file at its bytes and give the name away. It did, and descriptors
+    /// still open on the file wrote into one no name showed, whose save was merged over the
+    /// newer file's (fsx `--reopen 8` under load: a write through a held descriptor missing
+    /// from the file, then lost).
     @Test func aSaveEndingAfterTheFilesNextSaveKeepsNothing() throws {
         let buffers = ItemBuffers(journal: try SaveJournal(library: library.store.folder))
         let inode: UInt64 = 77
