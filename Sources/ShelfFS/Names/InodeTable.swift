@@ -231,29 +231,21 @@ final class InodeTable: Sendable {
         }
     }
 
-    /// Item `id`'s name goes from its file `inode` (which keeps showing what it showed): the
-    /// next lookup numbers another inode, and `inode` is dropped once forgotten. False when
-    /// `inode` is no longer the item's file: a rename put another file in its place, whose
-    /// name it is (and whose unsaved bytes a new inode would not show).
-    func detach(_ inode: UInt64, from id: ItemID) -> Bool {
+    /// `key` no longer stands for the inode the kernel holds: a plain path is gone (unlinked, or
+    /// replaced by a rename; a file with another name keeps its inode under that name), or an
+    /// item's name goes to another file. Its next lookup numbers another inode, and the one the
+    /// kernel holds is dropped once forgotten. `inode`: only while `key` still stands for it,
+    /// since a rename may have put another file in its place, whose name it is (and whose
+    /// unsaved bytes a new inode would not show). Returns whether it detached.
+    @discardableResult
+    func detach(_ key: NodeKey, ifStill inode: UInt64? = nil) -> Bool {
         state.withLock { state in
-            guard let node = state.byKey[.item(id)], node.inode == inode else { return false }
-            state.byKey[.item(id)] = nil
+            guard let node = state.byKey[key], inode == nil || node.inode == inode else { return false }
+            state.byKey[key] = nil
             state.generation += 1
+            if case .plain(let path) = key, Self.removeName(path, of: node, in: state) { return true }
             if isUnused(node) { Self.drop(node, from: &state) }
             return true
-        }
-    }
-
-    /// The plain path `path` is gone (unlinked, or replaced by a rename; a file with another name
-    /// keeps its inode under that name): its next lookup numbers another inode, and the one the
-    /// kernel holds is dropped once forgotten.
-    func detach(_ key: NodeKey) {
-        state.withLock { state in
-            guard let node = state.byKey.removeValue(forKey: key) else { return }
-            state.generation += 1
-            if case .plain(let path) = key, Self.removeName(path, of: node, in: state) { return }
-            if isUnused(node) { Self.drop(node, from: &state) }
         }
     }
 

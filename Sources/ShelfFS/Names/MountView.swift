@@ -96,7 +96,7 @@ final class MountView: Sendable {
     /// over it; the file `kept` keeps what ``keepShown(_:version:)`` kept for it. Nothing
     /// changes when `kept` is no longer the item's file: a rename over it took the name already.
     func giveAnotherFile(to id: ItemID, at path: MountPath, insteadOf kept: UInt64) {
-        guard inodes.detach(kept, from: id) else { return }
+        guard inodes.detach(.item(id), ifStill: kept) else { return }
         kernel.nameLeft(path.name, in: inodes.kernelInode(for: .plain(path.parent)))
     }
 
