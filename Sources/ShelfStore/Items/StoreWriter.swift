@@ -66,6 +66,8 @@ public struct StoreWriter {
     public func file(id: ItemID) throws -> (version: Int64, content: Data)? { try queries.file(id: id) }
     /// Item `id`'s file as sync compares it (``StoredFile``), live or in the trash, undecoded.
     public func storedFile(id: ItemID) throws -> StoredFile? { try queries.storedFile(id: id) }
+    /// Whether item `id` is stored, live or in the trash (one scalar lookup).
+    public func isStored(id: ItemID) throws -> Bool { try queries.presence(of: id) != .absent }
     /// The bytes item `id`'s file showed at `version`; nil if that version is no longer kept.
     public func file(id: ItemID, version: Int64) throws -> Data? { try queries.file(id: id, version: version) }
     /// The oldest version of item `id` whose bytes the history keeps (older ones were dropped).

@@ -14,7 +14,7 @@ extension ChangeApplier {
     func keepConflictCopy(_ bytes: Data, of older: CloudChange, beside path: String) throws {
         let older = try author(of: older)
         let copyID = Self.asideID(of: older)
-        guard try writer.storedFile(id: copyID) == nil, let kind = ItemKind(rawValue: older.kind) else { return }
+        guard try !writer.isStored(id: copyID), let kind = ItemKind(rawValue: older.kind) else { return }
         _ = try writer.saveConflictCopy(bytes, id: copyID, kind: kind, beside: path, time: older.time,
                                         device: deviceName(older.device), tag: Self.asideTag(copyID))
     }
